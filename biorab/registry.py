@@ -1,0 +1,105 @@
+"""One `Registry` class with one instance per kind of component.
+
+Light built-ins register with the `@REGISTRY.register("name")` decorator where they are defined; heavy ones
+(torch, vllm, faiss, peft, mlflow) register lazily as a ``"module:attribute"`` string so that importing
+`biorab` never imports them. Each registry knows the package that holds its built-ins and imports it on
+the first lookup, so a caller never has to import modules for their side effects.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
+
+from biorab.errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Maps names to components of one kind (datasets, retrievers, backends, ...)."""
+
+    def __init__(self, kind: str, builtins: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self._builtins = builtins
+        self._loaded_builtins = False
+        self._objects: dict[str, T] = {}
+        self._lazy: dict[str, str] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator: register the decorated class or function under `name`."""
+
+        def decorate(obj: T) -> T:
+            self.add(name, obj)
+            return obj
+
+        return decorate
+
+    def add(self, name: str, obj: T) -> None:
+        if name in self._objects and self._objects[name] is not obj:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._objects[name] = obj
+        self._lazy.pop(name, None)
+
+    def add_lazy(self, name: str, target: str) -> None:
+        """Register `name` as ``"package.module:attribute"``, imported only when first asked for."""
+        if ":" not in target:
+            raise ValueError(f"lazy target must look like 'module:attribute', got {target!r}")
+        if name not in self._objects:
+            self._lazy[name] = target
+
+    def get(self, name: str) -> T:
+        self._load_builtins()
+        if name in self._objects:
+            return self._objects[name]
+        if name in self._lazy:
+            module_name, attribute = self._lazy[name].split(":", 1)
+            obj: T = getattr(importlib.import_module(module_name), attribute)
+            self._objects[name] = obj
+            del self._lazy[name]
+            return obj
+        raise UnknownNameError(self.kind, name, self.names())
+
+    def names(self) -> list[str]:
+        self._load_builtins()
+        return sorted({*self._objects, *self._lazy})
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def _load_builtins(self) -> None:
+        if self._loaded_builtins:
+            return
+        self._loaded_builtins = True
+        for module in self._builtins:
+            importlib.import_module(module)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {len(self._objects) + len(self._lazy)} entries)"
+
+
+def _registry(kind: str, package: str) -> Registry[Any]:
+    return Registry(kind, builtins=(package,))
+
+
+DATASETS: Registry[Any] = _registry("dataset", "biorab.datasets")
+TASKS: Registry[Any] = _registry("task", "biorab.tasks")
+PARSERS: Registry[Any] = _registry("parser", "biorab.parsing")
+METRICS: Registry[Any] = _registry("metric", "biorab.metrics")
+CORPORA: Registry[Any] = _registry("corpus", "biorab.corpora")
+RETRIEVERS: Registry[Any] = _registry("retriever", "biorab.retrieval")
+BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
+
+ALL_REGISTRIES: dict[str, Registry[Any]] = {
+    "datasets": DATASETS,
+    "tasks": TASKS,
+    "parsers": PARSERS,
+    "metrics": METRICS,
+    "corpora": CORPORA,
+    "retrievers": RETRIEVERS,
+    "backends": BACKENDS,
+}

@@ -1,0 +1,64 @@
+"""Shared fixtures. Every test writes caches, indexes and runs to a temp dir and reads data from the shared
+folder (read-only in CI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Set before any test imports transformers/ray/mlflow, so nothing reaches a hub or writes to $HOME.
+for _key, _value in {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "true",
+    "TOKENIZERS_PARALLELISM": "false",
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+}.items():
+    os.environ.setdefault(_key, _value)
+
+
+def _shared(sub: str) -> Path:
+    env = {"biorab": "BIORAB_DATA_DIR", "drugmechdb": "BIORAB_DRUGMECHDB_DIR", "drugmechcf": "BIORAB_DRUGMECHCF_DIR"}
+    if os.environ.get(env[sub]):
+        return Path(os.environ[env[sub]])
+    return REPO.parent / "shared" / "data" / sub
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The staged BioRAB datasets (``../shared/data/biorab``)."""
+    path = _shared("biorab")
+    if not path.is_dir():
+        pytest.skip(f"shared BioRAB data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def drugmechdb_dir() -> Path:
+    path = _shared("drugmechdb")
+    if not path.is_dir():
+        pytest.skip(f"DrugMechDB not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def drugmechcf_dir() -> Path:
+    path = _shared("drugmechcf")
+    if not path.is_dir():
+        pytest.skip(f"Drug Mechanisms Counterfactuals release not found at {path}")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caches go to a per-session temp dir unless a test sets its own."""
+    cache = tmp_path_factory.getbasetemp() / "biorab-cache"
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(cache))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path_factory.getbasetemp() / 'mlflow.db'}")
