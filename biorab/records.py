@@ -22,6 +22,11 @@ def _load(text: str | None) -> dict[str, Any] | None:
     return None if text is None or text == "" else json.loads(text)
 
 
+def _values(cls: type, row: dict[str, Any]) -> dict[str, Any]:
+    """The row's values for the dataclass fields of `cls` (absent optional columns read as None)."""
+    return {f.name: row.get(f.name) for f in fields(cls)}
+
+
 @dataclass(frozen=True)
 class Example:
     """One instance of a dataset.
@@ -57,7 +62,7 @@ class Example:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Example:
-        values = {f.name: row.get(f.name) for f in fields(cls)}
+        values = _values(cls, row)
         values["fields"] = _load(row.get("fields")) or {}
         return cls(**values)
 
@@ -80,7 +85,7 @@ class CorpusItem:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CorpusItem:
-        return cls(**{f.name: row.get(f.name) for f in fields(cls)})
+        return cls(**_values(cls, row))
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ class Hit:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Hit:
-        return cls(**{f.name: row.get(f.name) for f in fields(cls)})
+        return cls(**_values(cls, row))
 
 
 @dataclass(frozen=True)
@@ -173,7 +178,7 @@ class Generation:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Generation:
-        values = {f.name: row.get(f.name) for f in fields(cls)}
+        values = _values(cls, row)
         values["label_logprobs"] = _load(row.get("label_logprobs"))
         return cls(**values)
 
@@ -199,6 +204,6 @@ class Prediction:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prediction:
-        values = {f.name: row.get(f.name) for f in fields(cls)}
+        values = _values(cls, row)
         values["scores"] = _load(row.get("scores"))
         return cls(**values)
