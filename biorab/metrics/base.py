@@ -1,0 +1,90 @@
+"""What every metric object looks like, and the instance tables they read.
+
+A metric is a function of a table of per-instance statistics and per-instance *weights*. The point
+estimate uses weight 1 everywhere; a bootstrap resample is the same table with each instance weighted by
+how often it was drawn. So a resample never copies or re-sorts instances, and every metric of a report is
+computed on exactly the same resamples.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from biorab.params import Params as BaseParams
+
+
+class InstanceTable(Protocol):
+    """Per-instance statistics that can be re-weighted (weights are float multiplicities)."""
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def weights(self) -> np.ndarray: ...
+
+    def reweight(self, weights: np.ndarray) -> InstanceTable: ...
+
+
+class FailureTable(Protocol):
+    """A table that knows which predictions failed to parse."""
+
+    @property
+    def failed(self) -> np.ndarray: ...
+
+    @property
+    def weights(self) -> np.ndarray: ...
+
+
+TableT = TypeVar("TableT", contravariant=True)
+
+
+class Metric(ABC, Generic[TableT]):
+    """One metric, registered in `biorab.registry.METRICS` under `name`.
+
+    Subclasses set `name` and `tasks` and implement `compute`. `compute` returns ``nan`` when the metric is
+    undefined on that (re-weighted) table; `skip_reason` says why a metric cannot be computed at all.
+    """
+
+    name: ClassVar[str]
+    tasks: ClassVar[frozenset[str]]
+
+    class Params(BaseParams):
+        """Metrics take no options; the nested model keeps `biorab.build.build` uniform."""
+
+    def __init__(self, params: Metric.Params | None = None) -> None:
+        self.params = params or self.Params()
+
+    def skip_reason(self, table: TableT) -> str | None:
+        """Why this metric cannot be computed on `table` (``None`` when it can)."""
+        return None
+
+    @abstractmethod
+    def compute(self, table: TableT) -> float:
+        """The metric's value on `table` (``nan`` when undefined)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def safe_ratio(numerator: float, denominator: float) -> float:
+    """`numerator / denominator`, or 0.0 when the denominator is 0 (the original scripts' convention).
+
+    >>> safe_ratio(1, 4), safe_ratio(0, 0)
+    (0.25, 0.0)
+    """
+    return float(numerator) / float(denominator) if denominator else 0.0
+
+
+def f1_from(precision: float, recall: float) -> float:
+    """Harmonic mean of precision and recall, 0.0 when both are 0.
+
+    >>> f1_from(0.5, 1.0)
+    0.6666666666666666
+    >>> f1_from(0.0, 0.0)
+    0.0
+    """
+    total = precision + recall
+    return 2.0 * precision * recall / total if total else 0.0

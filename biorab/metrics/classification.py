@@ -1,0 +1,71 @@
+"""Metric objects of the single-label tasks: accuracy, micro / macro / weighted precision, recall and F1,
+and the parse-failure rate. All read the (weighted) confusion matrix of a `LabelTable`."""
+
+from __future__ import annotations
+
+from biorab.metrics.base import FailureTable, Metric
+from biorab.metrics.confusion import LabelTable, accuracy, macro_average, per_label_prf, weighted_average
+from biorab.registry import METRICS
+
+LABEL_TASKS: frozenset[str] = frozenset({"link_prediction", "classification", "qa", "nli"})
+_STATISTICS = ("precision", "recall", "f1")
+
+
+@METRICS.register("accuracy")
+class Accuracy(Metric[LabelTable]):
+    """Share of instances whose predicted label equals the gold label (a parse failure is wrong)."""
+
+    name = "accuracy"
+    tasks = LABEL_TASKS
+
+    def compute(self, table: LabelTable) -> float:
+        return accuracy(table.confusion)
+
+
+class _Averaged(Metric[LabelTable]):
+    """Precision, recall or F1 (`statistic`) averaged over labels by `average`."""
+
+    average: str
+    statistic: str
+    tasks = LABEL_TASKS
+
+    def compute(self, table: LabelTable) -> float:
+        if self.average == "micro":
+            # Every instance holds exactly one gold and one (possibly invalid) predicted label, so micro
+            # precision = micro recall = micro F1 = accuracy.
+            return accuracy(table.confusion)
+        precision, recall, f1, support = per_label_prf(table.confusion)
+        values = {"precision": precision, "recall": recall, "f1": f1}[self.statistic]
+        if self.average == "macro":
+            return macro_average(values)
+        return weighted_average(values, support)
+
+
+def _define(average: str, statistic: str) -> type[_Averaged]:
+    name = f"{average}_{statistic}"
+    cls = type(
+        f"{average.title()}{statistic.title()}",
+        (_Averaged,),
+        {"name": name, "average": average, "statistic": statistic, "__doc__": f"{average} {statistic}."},
+    )
+    METRICS.add(name, cls)
+    return cls
+
+
+AVERAGED_METRICS: dict[str, type[_Averaged]] = {
+    f"{average}_{statistic}": _define(average, statistic)
+    for average in ("micro", "macro", "weighted")
+    for statistic in _STATISTICS
+}
+
+
+@METRICS.register("parse_failure_rate")
+class ParseFailureRate(Metric[FailureTable]):
+    """Share of instances whose model output could not be parsed (any task)."""
+
+    name = "parse_failure_rate"
+    tasks = LABEL_TASKS | {"triple_extraction"}
+
+    def compute(self, table: FailureTable) -> float:
+        total = float(table.weights.sum())
+        return float(table.weights[table.failed].sum()) / total if total else 0.0

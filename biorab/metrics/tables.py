@@ -1,0 +1,103 @@
+"""Turn (golds, predictions) into the instance table a task's metrics read, validating as it goes.
+
+Golds are canonical label strings (see `biorab.records.Example.label`); predictions are parsed
+`Prediction`s. Bad golds are `DataError`s naming the 0-based instance; a prediction is never an error
+unless a parser produced a non-canonical label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from biorab.errors import DataError, UnknownNameError
+from biorab.metrics.confusion import LabelTable, label_table
+from biorab.metrics.triples import Triple, TripleTable, parse_triples, triple_table
+from biorab.records import TASK_NAMES, Prediction
+
+
+def check_task(task: str) -> None:
+    """Raise `UnknownNameError` unless `task` is one of `biorab.records.TASK_NAMES`."""
+    if task not in TASK_NAMES:
+        raise UnknownNameError("task", task, TASK_NAMES)
+
+
+def resolve_labels(golds: Sequence[str], labels: Sequence[str] | None) -> tuple[str, ...]:
+    """The label set: `labels` as given (no duplicates allowed), else the sorted set of gold labels."""
+    if labels is None:
+        return tuple(sorted(set(golds)))
+    resolved = tuple(labels)
+    duplicates = sorted({label for label in resolved if resolved.count(label) > 1})
+    if duplicates:
+        raise DataError(f"label set lists {duplicates} more than once", field="labels")
+    if not resolved:
+        raise DataError("label set is empty", field="labels")
+    return resolved
+
+
+def instance_table(
+    task: str, golds: Sequence[str], predictions: Sequence[Prediction], *, labels: Sequence[str] | None = None
+) -> LabelTable | TripleTable:
+    """Validate and index one prediction set for `task`."""
+    check_task(task)
+    if len(golds) != len(predictions):
+        raise DataError(f"{len(golds)} gold labels but {len(predictions)} predictions")
+    if not golds:
+        raise DataError("nothing to score: no instances")
+    if task == "triple_extraction":
+        return _triples(golds, predictions)
+    return _labels(golds, predictions, resolve_labels(golds, labels))
+
+
+def _triples(golds: Sequence[str], predictions: Sequence[Prediction]) -> TripleTable:
+    gold_sets = [_triple_set(g, i, "gold") for i, g in enumerate(golds)]
+    predicted: list[frozenset[Triple] | None] = [
+        _triple_set(p.label, i, "prediction") if _valid(p) and p.label is not None else None
+        for i, p in enumerate(predictions)
+    ]
+    return triple_table(gold_sets, predicted)
+
+
+def _triple_set(text: str, index: int, field: str) -> frozenset[Triple]:
+    try:
+        return parse_triples(text)
+    except ValueError as e:
+        raise DataError(f"instance {index}: {e}", field=field) from e
+
+
+def _labels(golds: Sequence[str], predictions: Sequence[Prediction], labels: tuple[str, ...]) -> LabelTable:
+    known = set(labels)
+    for i, gold in enumerate(golds):
+        if gold not in known:
+            raise DataError(
+                f"instance {i}: gold label {gold!r} is not in the label set {list(labels)}", field="gold"
+            )
+    predicted = [p.label if _valid(p) else None for p in predictions]
+    scores, note = score_matrix(predictions, labels)
+    return label_table(golds, predicted, [not p.ok for p in predictions], labels, scores, note)
+
+
+def _valid(prediction: Prediction) -> bool:
+    return prediction.ok and prediction.label is not None
+
+
+def score_matrix(
+    predictions: Sequence[Prediction], labels: Sequence[str]
+) -> tuple[np.ndarray | None, str | None]:
+    """``(n, len(labels))`` scores when every prediction scores every label, else ``None`` and why not."""
+    missing = sum(p.scores is None for p in predictions)
+    if missing:
+        return None, f"{missing} of {len(predictions)} predictions have no per-label scores"
+    rows = []
+    for i, prediction in enumerate(predictions):
+        assert prediction.scores is not None
+        absent = [label for label in labels if label not in prediction.scores]
+        if absent:
+            return None, f"prediction {i} has no score for label(s) {absent}"
+        row = [float(prediction.scores[label]) for label in labels]
+        if any(math.isnan(x) for x in row):
+            return None, f"prediction {i} has a NaN score"
+        rows.append(row)
+    return np.array(rows, dtype=float), None

@@ -1,0 +1,147 @@
+"""Triple-extraction metrics: micro precision, recall and F1 over sets of (head, relation, tail), and the
+same counts for the head, relation and tail sets alone (the original `5_metrics.py`).
+
+Matching is exact after normalising each element: lower-cased, stripped, internal whitespace runs
+collapsed to one space. Triples are sets per instance, so a repeated triple counts once. A parse failure
+predicts nothing: it adds gold triples but no predicted ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from biorab.metrics.base import Metric, f1_from, safe_ratio
+from biorab.registry import METRICS
+
+Triple = tuple[str, str, str]
+PARTS: tuple[str, ...] = ("triple", "head", "relation", "tail")
+_STATISTICS = ("precision", "recall", "f1")
+
+
+def normalize_element(text: str) -> str:
+    """Lower-case, strip and collapse whitespace runs (the original replaced runs of 7 spaces).
+
+    >>> normalize_element("  Acute   Renal Failure ")
+    'acute renal failure'
+    """
+    return " ".join(text.lower().split())
+
+
+def parse_triples(text: str) -> frozenset[Triple]:
+    """The normalised triple set of a canonical label (``head|relation|tail`` lines; blank lines skipped).
+
+    Raises:
+        ValueError: a non-blank line does not have exactly three ``|``-separated parts.
+
+    >>> sorted(parse_triples("Aspirin|effect|Bleeding\\naspirin|effect|bleeding\\n"))
+    [('aspirin', 'effect', 'bleeding')]
+    >>> parse_triples("")
+    frozenset()
+    """
+    triples = set()
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        parts = line.split("|")
+        if len(parts) != 3:
+            raise ValueError(
+                f"triple line {number} {line!r} has {len(parts)} '|'-separated parts, expected 3"
+            )
+        head, relation, tail = (normalize_element(p) for p in parts)
+        triples.add((head, relation, tail))
+    return frozenset(triples)
+
+
+def triple_counts(predicted: frozenset[Triple], gold: frozenset[Triple]) -> np.ndarray:
+    """``(4, 3)`` counts (predicted, gold, correct) for triples, heads, relations and tails of one instance.
+
+    >>> triple_counts(frozenset({("a", "r", "b")}), frozenset({("a", "r", "c")})).tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 0.0]]
+    """
+    rows = [(len(predicted), len(gold), len(predicted & gold))]
+    for position in range(3):
+        p = {t[position] for t in predicted}
+        g = {t[position] for t in gold}
+        rows.append((len(p), len(g), len(p & g)))
+    return np.array(rows, dtype=float)
+
+
+@dataclass(frozen=True, eq=False)
+class TripleTable:
+    """Per-instance ``(n, 4, 3)`` counts, parse failures and weights of a triple-extraction run."""
+
+    counts: np.ndarray
+    failed: np.ndarray
+    weights: np.ndarray
+    correct: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.shape[0])
+
+    def reweight(self, weights: np.ndarray) -> TripleTable:
+        return replace(self, weights=weights)
+
+    def totals(self) -> np.ndarray:
+        """Weighted ``(4, 3)`` sums of (predicted, gold, correct)."""
+        return np.tensordot(self.weights, self.counts, axes=1)
+
+
+def triple_table(
+    golds: Sequence[frozenset[Triple]], predicted: Sequence[frozenset[Triple] | None]
+) -> TripleTable:
+    """Build the table; a ``None`` prediction (parse failure) predicts no triple."""
+    empty: frozenset[Triple] = frozenset()
+    sets = [p if p is not None else empty for p in predicted]
+    counts = np.stack([triple_counts(p, g) for p, g in zip(sets, golds, strict=True)])
+    return TripleTable(
+        counts=counts,
+        failed=np.array([p is None for p in predicted], dtype=bool),
+        weights=np.ones(len(golds)),
+        # Per-instance correctness (for McNemar): the predicted set equals the gold set.
+        correct=np.array([p == g for p, g in zip(sets, golds, strict=True)], dtype=bool),
+    )
+
+
+def micro_prf(predicted: float, gold: float, correct: float) -> tuple[float, float, float]:
+    """Micro precision, recall and F1 from summed counts (all 0 when nothing is correct).
+
+    >>> micro_prf(4, 5, 2)
+    (0.5, 0.4, 0.4444444444444445)
+    """
+    precision, recall = safe_ratio(correct, predicted), safe_ratio(correct, gold)
+    return precision, recall, f1_from(precision, recall)
+
+
+class _TripleMetric(Metric[TripleTable]):
+    part: int
+    statistic: int
+    tasks = frozenset({"triple_extraction"})
+
+    def compute(self, table: TripleTable) -> float:
+        predicted, gold, correct = table.totals()[self.part]
+        return micro_prf(predicted, gold, correct)[self.statistic]
+
+
+def _define(part: str, statistic: str) -> type[_TripleMetric]:
+    name = statistic if part == "triple" else f"{part}_{statistic}"
+    cls = type(
+        f"Triple{part.title()}{statistic.title()}",
+        (_TripleMetric,),
+        {
+            "name": name,
+            "part": PARTS.index(part),
+            "statistic": _STATISTICS.index(statistic),
+            "__doc__": f"Micro {statistic} of the {part} sets (exact, lower-cased, set matching).",
+        },
+    )
+    METRICS.add(name, cls)
+    return cls
+
+
+TRIPLE_METRICS: dict[str, type[_TripleMetric]] = {
+    cls.name: cls for cls in (_define(part, stat) for part in PARTS for stat in _STATISTICS)
+}

@@ -1,0 +1,60 @@
+"""Negative-awareness rates t / l^t and f / l^f (paper, Testbed 4), with the original's bug fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from biorab.build import build
+from biorab.metrics import negative_awareness
+from biorab.metrics.awareness import awareness_table
+from biorab.registry import METRICS
+
+
+def test_hand_computed_rates() -> None:
+    # Wrong task outputs (true negatives): judged True, False, unparseable -> t = 1 of l^t = 3.
+    # Correct outputs (false negatives): judged False, True -> f = 1 of l^f = 2.
+    correct = [False, False, False, True, True]
+    judgments = ["True", "False", None, "False", "True"]
+    report = negative_awareness(correct, judgments, n_boot=0)
+    assert report.counts == {"l_t": 3, "t": 1, "l_f": 2, "f": 1, "unparsed": 1}
+    assert report.metrics["true_negative_awareness_rate"].value == pytest.approx(1 / 3)
+    assert report.metrics["false_negative_awareness_rate"].value == 0.5
+
+
+def test_each_rate_reads_its_own_group() -> None:
+    # The original computed both rates on the true-negative file: the false rate would be 0/3 there.
+    correct = [False, False, False, True, True]
+    judgments = ["False", "False", "False", "False", "False"]
+    report = negative_awareness(correct, judgments, n_boot=0)
+    assert report.metrics["true_negative_awareness_rate"].value == 0.0
+    assert report.metrics["false_negative_awareness_rate"].value == 1.0
+
+
+def test_answer_words_are_configurable_and_exact() -> None:
+    correct = [False, True]
+    # "True-The retrieved example ..." is not the exact answer "True" (as in the original).
+    assert negative_awareness(correct, ["True-The retrieved example", "False"], n_boot=0).counts["t"] == 0
+    swapped = negative_awareness(
+        correct, ["neg", "pos"], negative_answer="neg", not_negative_answer="pos", n_boot=0
+    )
+    assert swapped.counts == {"l_t": 1, "t": 1, "l_f": 1, "f": 1, "unparsed": 0}
+
+
+def test_empty_group_is_undefined_and_bootstrap_is_seeded() -> None:
+    report = negative_awareness([True, True], ["False", "True"], n_boot=0)
+    assert report.metrics["true_negative_awareness_rate"].value is None
+    assert report.to_json()["metrics"]["true_negative_awareness_rate"]["value"] is None
+    correct = [i % 3 == 0 for i in range(60)]
+    judgments = ["True" if i % 2 else "False" for i in range(60)]
+    first = negative_awareness(correct, judgments, n_boot=200, seed=4)
+    assert first.to_json() == negative_awareness(correct, judgments, n_boot=200, seed=4).to_json()
+    rate = first.metrics["false_negative_awareness_rate"]
+    assert rate.ci_low is not None and rate.ci_high is not None
+    assert rate.ci_low <= rate.value <= rate.ci_high  # type: ignore[operator]
+
+
+def test_registered_metric_objects() -> None:
+    metric = build(METRICS, "true_negative_awareness_rate")
+    assert metric.compute(awareness_table([False, False], ["True", "False"])) == 0.5
+    with pytest.raises(ValueError, match="2 correctness flags but 1 judgements"):
+        awareness_table([False, True], ["True"])
