@@ -1,1 +1,49 @@
-"""tasks."""
+"""Tasks and prompt templates: the five task types (registered in `TASKS`), a frozen `Template` per dataset
+and variant with the original's instruction wording, the pure `render`, and the negative-awareness probe."""
+
+from __future__ import annotations
+
+from biorab.tasks.awareness import (
+    AWARENESS_LABELS,
+    AWARENESS_MAX_TOKENS,
+    awareness_target,
+    describe_hit,
+    render_awareness_probe,
+)
+from biorab.tasks.catalog import COMMON_VARIANTS, get_template, template_datasets, template_variants
+from biorab.tasks.task_types import (
+    Classification,
+    LinkPrediction,
+    NaturalLanguageInference,
+    QuestionAnswering,
+    TaskType,
+    TripleExtraction,
+    get_task,
+)
+from biorab.tasks.template import Template, format_options, render, render_training
+from biorab.tasks.wrappers import inference_prompt, training_prompt
+
+__all__ = [
+    "AWARENESS_LABELS",
+    "AWARENESS_MAX_TOKENS",
+    "COMMON_VARIANTS",
+    "Classification",
+    "LinkPrediction",
+    "NaturalLanguageInference",
+    "QuestionAnswering",
+    "TaskType",
+    "Template",
+    "TripleExtraction",
+    "awareness_target",
+    "describe_hit",
+    "format_options",
+    "get_task",
+    "get_template",
+    "inference_prompt",
+    "render",
+    "render_awareness_probe",
+    "render_training",
+    "template_datasets",
+    "template_variants",
+    "training_prompt",
+]
