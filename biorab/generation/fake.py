@@ -1,0 +1,121 @@
+"""`FakeBackend`: a deterministic test double shipped in the library and registered as ``fake``.
+
+It never loads a model. Its answer is one of:
+
+- ``fixed``: always `answer`;
+- ``choice``: one of the prompt's `constraint.choices`, picked by a seeded hash of the prompt text (falls
+  back to `answer` when the prompt has no choices);
+- ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
+  run as perfect), falling back to `answer` for ids not in the map.
+
+Faults can be injected deterministically: every `fail_every`-th `generate` call fails (raises
+`BackendError`, or returns error rows), and the example ids in `fail_ids` always come back as error rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.params import Params as BaseParams
+from biorab.records import Generation, Prompt
+from biorab.registry import BACKENDS
+
+
+def _unit_hash(*parts: object) -> float:
+    """A deterministic number in (0, 1] from `parts` (stable across processes, unlike `hash`)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return (int.from_bytes(digest[:8], "big") + 1) / 2**64
+
+
+@BACKENDS.register("fake")
+class FakeBackend:
+    """Deterministic backend for tests and dry runs (see the module docstring)."""
+
+    class Params(BaseParams):
+        mode: Literal["fixed", "choice", "map"] = "fixed"
+        answer: str = ""
+        answers: dict[str, str] = Field(default_factory=dict)
+        seed: int = 0
+        apply_stop: bool = True
+        fail_every: int = Field(default=0, ge=0)
+        fail_mode: Literal["raise", "error_rows"] = "raise"
+        fail_ids: tuple[str, ...] = ()
+        delay_s: float = Field(default=0.0, ge=0.0)
+        name: str = "fake"
+
+    def __init__(self, params: FakeBackend.Params | None = None) -> None:
+        self.params = params or FakeBackend.Params()
+        self.calls = 0
+        self.prompts_seen = 0
+        self.closed = False
+
+    @property
+    def model_digest(self) -> str:
+        return stable_digest({"backend": "fake", **self.params.model_dump(mode="json")})
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
+        """Answer every prompt deterministically; see the class docs for the modes and faults."""
+        if self.closed:
+            raise BackendError("fake backend used after close()")
+        self.calls += 1
+        self.prompts_seen += len(prompts)
+        if self.params.delay_s:
+            time.sleep(self.params.delay_s)
+        fault = self.params.fail_every > 0 and self.calls % self.params.fail_every == 0
+        if fault and self.params.fail_mode == "raise":
+            raise BackendError(f"fake backend: injected fault on call {self.calls}")
+        out = []
+        for prompt in prompts:
+            if fault or prompt.example_id in self.params.fail_ids:
+                out.append(Generation(text="", error=f"fake backend: injected fault on call {self.calls}"))
+            else:
+                out.append(self._generate_one(prompt, params))
+        return out
+
+    def close(self) -> None:
+        self.closed = True
+
+    def _generate_one(self, prompt: Prompt, params: SamplingParams) -> Generation:
+        choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
+        weights = {c: _unit_hash(self.params.seed, params.seed, prompt.text, c) for c in choices}
+        answer = self._answer(prompt, weights)
+        finish = "stop"
+        if self.params.apply_stop:
+            answer, _ = truncate_at_stop(answer, params.stops_for(prompt))
+        words = answer.split()
+        if len(words) > params.max_tokens:
+            answer, finish = " ".join(words[: params.max_tokens]), "length"
+        logprobs = _label_logprobs(weights, answer) if params.score_labels and choices else None
+        return Generation(
+            text=answer,
+            prompt_tokens=len(prompt.text.split()),
+            completion_tokens=len(answer.split()),
+            finish_reason=finish,
+            label_logprobs=logprobs,
+        )
+
+    def _answer(self, prompt: Prompt, weights: dict[str, float]) -> str:
+        mode = self.params.mode
+        if mode == "map":
+            return self.params.answers.get(prompt.example_id, self.params.answer)
+        if mode == "choice" and weights:
+            return max(weights, key=lambda c: (weights[c], c))
+        return self.params.answer
+
+
+def _label_logprobs(weights: dict[str, float], answer: str) -> dict[str, float]:
+    """Normalised log-probabilities from the hash weights; the answered label (if it is one) ranks first,
+    so scores and answers agree as they would for a real model."""
+    scores = dict(weights)
+    if answer.strip() in scores:
+        scores[answer.strip()] = max(scores.values()) + 1.0
+    total = sum(scores.values())
+    return {label: math.log(value / total) for label, value in scores.items()}

@@ -1,0 +1,240 @@
+"""The ``transformers`` backend: an in-process Hugging Face causal LM, the CPU default.
+
+Prompts are generated in batches (sorted by length to limit padding, results returned in input order)
+with left padding and ``pad = eos``. Stop strings are applied per row while generating (so a row stops
+early) and the text is cut before the first stop string. With ``score_labels`` or ``constrained``, the
+labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_scoring`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import torch
+from pydantic import Field
+from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
+
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.hf_scoring import ScoringRequest, score_labels
+from biorab.generation.hf_stopping import RowStopStrings
+from biorab.generation.model_source import adapter_identity, resolve_model
+from biorab.params import Params as BaseParams
+from biorab.records import Generation, Prompt
+
+_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+class TransformersBackend:
+    """In-process transformers generation (see the module docstring).
+
+    Params:
+        model: ``smollm2`` (the prepared CPU default), a local model folder, or a hub id.
+        revision: hub revision for a hub id.
+        adapter_path: a PEFT adapter folder (or hub id) applied on top of the model.
+        merge_adapter: merge the adapter into the weights after loading (faster generation).
+        dtype: weights dtype; bf16 is fastest on CPUs with avx512_bf16 and halves memory.
+        device: torch device (``cpu``, ``cuda``, ``cuda:1``...).
+        batch_size: prompts per `generate` call (and label continuations per scoring pass).
+        num_threads: `torch.set_num_threads` (None keeps torch's default).
+        chat: wrap each prompt in the tokenizer's chat template (few-shot prompts work better raw).
+        cache_dir: cache root for prepared models (default `biorab.paths.cache_dir()`).
+        auto_prepare: prepare a known model on first use instead of raising `ModelNotPreparedError`.
+    """
+
+    class Params(BaseParams):
+        model: str = "smollm2"
+        revision: str | None = None
+        adapter_path: str | None = None
+        merge_adapter: bool = True
+        dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+        device: str = "cpu"
+        batch_size: int = Field(default=8, ge=1)
+        num_threads: int | None = Field(default=None, ge=1)
+        chat: bool = False
+        cache_dir: str | None = None
+        auto_prepare: bool = True
+        trust_remote_code: bool = False
+
+    def __init__(self, params: TransformersBackend.Params | None = None) -> None:
+        self.params = p = params or TransformersBackend.Params()
+        if p.num_threads:
+            torch.set_num_threads(p.num_threads)
+        self.source = resolve_model(
+            p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
+        )
+        self.tokenizer = self._load_tokenizer()
+        self.model: Any = self._load_model()
+        self._digest = stable_digest(
+            {"model": self.source.identity, "adapter": adapter_identity(p.adapter_path), "dtype": p.dtype}
+        )
+
+    @property
+    def model_digest(self) -> str:
+        return self._digest
+
+    def _load_tokenizer(self) -> Any:
+        kwargs = {"revision": self.params.revision, "trust_remote_code": self.params.trust_remote_code}
+        tokenizer = AutoTokenizer.from_pretrained(self.source.location, **kwargs)
+        tokenizer.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        return tokenizer
+
+    def _load_model(self) -> Any:
+        p = self.params
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            self.source.location,
+            revision=p.revision,
+            dtype=_DTYPES[p.dtype],
+            trust_remote_code=p.trust_remote_code,
+        )
+        if p.adapter_path:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, p.adapter_path)
+            if p.merge_adapter:
+                model = model.merge_and_unload()
+        return model.to(p.device).eval()
+
+    @property
+    def context_length(self) -> int | None:
+        return getattr(self.model.config, "max_position_embeddings", None)
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
+        """One `Generation` per prompt, in order (see the module docstring)."""
+        if self.model is None:
+            raise BackendError("transformers backend used after close()")
+        texts = [self._prompt_text(p) for p in prompts]
+        ids = [list(self.tokenizer(t, add_special_tokens=not self.params.chat)["input_ids"]) for t in texts]
+        out = [self._context_error(row, params) for row in ids]
+        scored = self._score(prompts, texts, ids, params, skip=out)
+        todo = [i for i in range(len(prompts)) if out[i] is None and not (params.constrained and i in scored)]
+        for batch in _length_sorted_batches(todo, ids, self.params.batch_size):
+            stops = [params.stops_for(prompts[i]) for i in batch]
+            generated = self._generate_batch([ids[i] for i in batch], stops, params)
+            for i, gen in zip(batch, generated, strict=True):
+                out[i] = gen
+        for i, logprobs in scored.items():
+            out[i] = _with_scores(out[i], logprobs, constrained=params.constrained, tokenizer=self.tokenizer,
+                                  prompt_tokens=len(ids[i]))  # fmt: skip
+        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    def _context_error(self, row: list[int], params: SamplingParams) -> Generation | None:
+        """An error row when the prompt plus `max_tokens` does not fit the model's context."""
+        limit = self.context_length
+        if limit is None or len(row) + params.max_tokens <= limit:
+            return None
+        return Generation(text="", prompt_tokens=len(row), error=(
+            f"prompt has {len(row)} tokens; with max_tokens={params.max_tokens} it exceeds the model's "
+            f"context of {limit} tokens"))  # fmt: skip
+
+    def _prompt_text(self, prompt: Prompt) -> str:
+        if not self.params.chat:
+            return prompt.text
+        messages = [{"role": "user", "content": prompt.text}]
+        text: str = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return text
+
+    def _score(
+        self,
+        prompts: Sequence[Prompt],
+        texts: list[str],
+        ids: list[list[int]],
+        params: SamplingParams,
+        skip: list[Generation | None],
+    ) -> dict[int, dict[str, float]]:
+        if not (params.score_labels or params.constrained):
+            return {}
+        rows, requests = [], []
+        for i, prompt in enumerate(prompts):
+            choices = prompt.constraint.choices if prompt.constraint else None
+            if skip[i] is None and choices:
+                rows.append(i)
+                requests.append(ScoringRequest(ids[i], texts[i], tuple(choices)))
+        with torch.inference_mode():
+            scores = score_labels(self.model, self.tokenizer, requests, batch_size=self.params.batch_size,
+                                  pad_id=self.tokenizer.pad_token_id)  # fmt: skip
+        return dict(zip(rows, scores, strict=True))
+
+    @torch.inference_mode()
+    def _generate_batch(
+        self, batch_ids: list[list[int]], stops: list[tuple[str, ...]], params: SamplingParams
+    ) -> list[Generation]:
+        pad = self.tokenizer.pad_token_id
+        width = max(len(r) for r in batch_ids)
+        input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in batch_ids], dtype=torch.long)
+        mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in batch_ids], dtype=torch.long)
+        criterion = RowStopStrings(self.tokenizer, stops, prompt_length=width)
+        sampling: dict[str, Any] = {"do_sample": False}
+        if not params.greedy:
+            sampling = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p}
+        with torch.random.fork_rng(devices=[]):  # seeded sampling without touching the caller's RNG
+            torch.manual_seed(params.seed)
+            output = self.model.generate(
+                input_ids=input_ids.to(self.params.device),
+                attention_mask=mask.to(self.params.device),
+                max_new_tokens=params.max_tokens,
+                pad_token_id=pad,
+                stopping_criteria=StoppingCriteriaList([criterion]),
+                **sampling,
+            )
+        new = output[:, width:].cpu()
+        return [
+            self._decode_row(new[row], len(batch_ids[row]), criterion.stopped_after[row], stops[row])
+            for row in range(len(batch_ids))
+        ]
+
+    def _decode_row(
+        self, new: torch.Tensor, prompt_tokens: int, stopped_after: int | None, stops: tuple[str, ...]
+    ) -> Generation:
+        """Text and token counts of one row: new tokens up to its stop string, EOS, or `max_tokens`."""
+        tokens = new.tolist()
+        eos = _eos_ids(self.model, self.tokenizer)
+        if stopped_after is not None:
+            count, finish = stopped_after, "stop"
+        else:
+            first_eos = next((k for k, t in enumerate(tokens) if t in eos), None)
+            count, finish = (first_eos + 1, "stop") if first_eos is not None else (len(tokens), "length")
+        text = self.tokenizer.decode(tokens[:count], skip_special_tokens=True)
+        text, hit = truncate_at_stop(text, stops)
+        return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=count,
+                          finish_reason="stop" if hit else finish)  # fmt: skip
+
+    def close(self) -> None:
+        self.model = None
+        gc.collect()
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids = model.generation_config.eos_token_id if model.generation_config is not None else None
+    found = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
+    if tokenizer.eos_token_id is not None:
+        found.add(tokenizer.eos_token_id)
+    return found
+
+
+def _length_sorted_batches(rows: list[int], ids: list[list[int]], size: int) -> list[list[int]]:
+    """Rows in batches of similar prompt length (less padding), longest first (fails fast on memory)."""
+    ordered = sorted(rows, key=lambda i: (-len(ids[i]), i))
+    return [ordered[k : k + size] for k in range(0, len(ordered), size)]
+
+
+def _with_scores(
+    gen: Generation | None,
+    logprobs: dict[str, float],
+    *,
+    constrained: bool,
+    tokenizer: Any,
+    prompt_tokens: int,
+) -> Generation:
+    """Attach label log-probs; for constrained rows the answer is the argmax label."""
+    if constrained or gen is None:
+        best = max(logprobs, key=logprobs.__getitem__)  # first label wins a tie (label order)
+        completion = len(tokenizer(best, add_special_tokens=False)["input_ids"])
+        return Generation(text=best, prompt_tokens=prompt_tokens, completion_tokens=completion,
+                          finish_reason="stop", label_logprobs=logprobs)  # fmt: skip
+    return Generation(text=gen.text, prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
+                      finish_reason=gen.finish_reason, label_logprobs=logprobs)  # fmt: skip

