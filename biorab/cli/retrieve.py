@@ -1,0 +1,218 @@
+"""`biorab retrieve` (show hits, or score retrieval quality) and `biorab corpus build` (write a testbed
+corpus). Heavy modules (bm25s, faiss, torch) load inside the commands only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from biorab.errors import ConfigError
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="BioRAB data folder (default: the staged data).")
+]
+Dataset = Annotated[
+    str, typer.Option("--dataset", "-d", help="Target dataset (ade, chemprot, ..., medmcqa).")
+]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
+Rate = Annotated[float | None, typer.Option("--rate", help="Counterfactual rate in [0, 1].")]
+Pool = Annotated[str | None, typer.Option("--pool", help="Comma-separated diverse pool (default: all 8).")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add `retrieve` and the `corpus` group to the `biorab` app."""
+    app.command("retrieve")(retrieve)
+    corpus_app = typer.Typer(
+        help="Build and inspect retrieval corpora (the paper's testbeds).", no_args_is_help=True
+    )
+    corpus_app.command("build")(corpus_build)
+    app.add_typer(corpus_app, name="corpus")
+
+
+def retrieve(
+    dataset: Dataset,
+    testbed: Annotated[
+        str, typer.Option("--testbed", help="labeled|unlabeled|counterfactual|diverse|negative_awareness")
+    ] = "labeled",
+    rate: Rate = None,
+    retriever: Annotated[str, typer.Option("--retriever", help="bm25|dense|hybrid")] = "bm25",
+    encoder: Annotated[
+        str, typer.Option("--encoder", help="minilm|contriever|medcpt (dense, hybrid)")
+    ] = "minilm",
+    model: Annotated[
+        str | None, typer.Option("--model", help="Encoder folder or hub id (overrides the preset).")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="Hits per query.")] = 1,
+    keep_ties: Annotated[
+        bool,
+        typer.Option(
+            "--keep-ties/--no-keep-ties",
+            help="Keep items tied with the k-th score (paper default: top-1 + ties).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Queries to show (default 5) or evaluate (default all).")
+    ] = None,
+    split: Annotated[str, typer.Option("--split", help="Split whose inputs are the queries.")] = "test",
+    seed: Seed = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--eval",
+            help="Score retrieval quality (recall@1/5/10/k, MRR) against --relevance judgements.",
+        ),
+    ] = False,
+    relevance: Annotated[
+        str,
+        typer.Option(
+            "--relevance",
+            help="With --eval: known-item (each sampled corpus key is a query; its items are relevant) or "
+            "original:<run> (the example the original prompt file holds; runs: hetionet bm25|contriever|"
+            "instructor|random, ade/git container).",
+        ),
+    ] = "known-item",
+    data_dir: DataDir = None,
+    pool: Pool = None,
+) -> None:
+    """Show the hits (with scores) of a retriever on a testbed corpus, or score retrieval quality."""
+    from biorab.corpora import build_corpus
+
+    if limit is not None and limit <= 0:
+        raise ConfigError(f"--limit must be positive, got {limit}", key="--limit")
+    corpus, _ = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
+    engine = _build_engine(retriever, encoder, model, keep_ties)
+    engine.index(corpus.items)
+    header = {
+        "dataset": dataset,
+        "testbed": testbed,
+        "rate": corpus.rate,
+        "retriever": retriever,
+        "corpus_digest": corpus.digest,
+        "corpus_items": len(corpus.items),
+    }
+    if evaluate:
+        judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
+        _print_eval(engine, judgements, corpus.items, k, {**header, "relevance": relevance}, as_json)
+    else:
+        _print_hits(engine, dataset, split, data_dir, k, limit or 5, header, as_json)
+
+
+def corpus_build(
+    dataset: Dataset,
+    kind: Annotated[
+        str, typer.Option("--kind", help="labeled|unlabeled|counterfactual|diverse|negative_awareness")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder to write corpus.jsonl, ledger.jsonl, manifest.json.")
+    ],
+    rate: Rate = None,
+    seed: Seed = 0,
+    data_dir: DataDir = None,
+    pool: Pool = None,
+) -> None:
+    """Build a testbed corpus and write it (BEIR corpus.jsonl + ledger.jsonl + manifest.json)."""
+    from biorab.corpora import build_corpus, write_corpus
+
+    corpus, ledger = build_corpus(kind, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
+    folder = write_corpus(corpus, ledger, out)
+    manifest = corpus.manifest(ledger)
+    typer.echo(
+        f"wrote {folder}: {len(corpus.items)} items, {len(ledger)} ledger entries, digest {corpus.digest}"
+    )
+    typer.echo(json.dumps(manifest["counts"], sort_keys=True))
+
+
+def _pool(pool: str | None) -> list[str] | None:
+    return [name.strip() for name in pool.split(",") if name.strip()] if pool else None
+
+
+def _build_engine(retriever: str, encoder: str, model: str | None, keep_ties: bool) -> Any:
+    from biorab.retrieval import build_retriever
+
+    dense: dict[str, Any] = {"encoder": encoder, **({"model": model} if model else {})}
+    if retriever == "dense":
+        return build_retriever("dense", {**dense, "keep_ties": keep_ties})
+    if retriever == "hybrid":
+        return build_retriever(
+            "hybrid", {"second": {"name": "dense", "params": dense}, "keep_ties": keep_ties}
+        )
+    return build_retriever(retriever, {"keep_ties": keep_ties})
+
+
+def _print_hits(
+    engine: Any,
+    dataset: str,
+    split: str,
+    data_dir: Path | None,
+    k: int,
+    limit: int,
+    header: dict[str, Any],
+    as_json: bool,
+) -> None:
+    from biorab.datasets import load_dataset
+
+    examples = load_dataset(dataset, split, data_dir=data_dir)[:limit]
+    hits = engine.search({e.id: e.text for e in examples}, k)
+    if as_json:
+        results = [
+            {"id": e.id, "query": e.text, "label": e.label, "hits": [h.to_row() for h in hits[e.id]]}
+            for e in examples
+        ]
+        typer.echo(json.dumps({**header, "k": k, "results": results}, ensure_ascii=False, indent=2))
+        return
+    typer.echo(" ".join(f"{key}={value}" for key, value in header.items()))
+    for example in examples:
+        typer.echo(f"\n{example.id}  gold={example.label!r}\n  query: {_short(example.text)}")
+        for hit in hits[example.id] or []:
+            typer.echo(f"  #{hit.rank} {hit.score:.4f} {hit.doc_id}  {_short(hit.key)}  -> {hit.value!r}")
+        if not hits[example.id]:
+            typer.echo("  (no hits)")
+
+
+def _judgements(
+    relevance: str, dataset: str, items: list[Any], limit: int | None, seed: int, data_dir: Path | None
+) -> Any:
+    from biorab.retrieval.quality import Judgements, self_judgements
+
+    if relevance == "known-item":
+        return self_judgements(items, limit=limit, seed=seed)
+    if not relevance.startswith("original:"):
+        raise ConfigError(
+            f"unknown relevance {relevance!r}; use known-item or original:<run>", key="--relevance"
+        )
+    from biorab.datasets import load_dataset
+    from biorab.retrieval.original import original_judgements
+
+    tests = load_dataset(dataset, "test", data_dir=data_dir)
+    judged = original_judgements(dataset, relevance.split(":", 1)[1], tests, items, data_dir=data_dir)
+    kept = list(judged.queries)[:limit] if limit else list(judged.queries)
+    return Judgements({q: judged.queries[q] for q in kept}, {q: judged.relevant[q] for q in kept})
+
+
+def _print_eval(
+    engine: Any, judgements: Any, items: list[Any], k: int, header: dict[str, Any], as_json: bool
+) -> None:
+    from biorab.retrieval.quality import evaluate
+
+    ks = sorted({1, 5, 10, k})
+    hits = engine.search(judgements.queries, max(ks))
+    report = evaluate(hits, judgements, items, ks).to_json()
+    if as_json:
+        typer.echo(json.dumps({**header, **report}, indent=2))
+        return
+    typer.echo(" ".join(f"{key}={value}" for key, value in header.items()))
+    typer.echo(
+        " ".join(
+            f"{name}={value:.4f}" if isinstance(value, float) else f"{name}={value}"
+            for name, value in report.items()
+        )
+    )
+
+
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,157 @@
+"""The corpus and ledger records of the testbeds, and their canonical bytes.
+
+A corpus is serialised in BEIR's ``corpus.jsonl`` shape (``_id``, ``title``, ``text``, ``metadata``); the
+canonical form (sorted keys, compact separators, UTF-8, one item per line) is both what is written to
+disk and what the digest is taken over, so ``sha256sum corpus.jsonl`` equals `Corpus.digest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from typing import Any
+
+from biorab.records import CorpusItem
+
+KINDS: tuple[str, ...] = ("labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness")
+
+
+def canonical_line(row: dict[str, Any]) -> str:
+    """One JSON line with sorted keys and compact separators (stable across runs and machines)."""
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def beir_row(item: CorpusItem) -> dict[str, Any]:
+    """The BEIR ``corpus.jsonl`` row of an item; the value, dataset and task travel in ``metadata``."""
+    return {
+        "_id": item.id,
+        "title": "",
+        "text": item.key,
+        "metadata": {"value": item.value, "dataset": item.dataset, "task": item.task},
+    }
+
+
+def canonical_jsonl(items: Iterable[CorpusItem]) -> bytes:
+    """The canonical ``corpus.jsonl`` bytes of `items`, in order."""
+    return "".join(canonical_line(beir_row(item)) for item in items).encode("utf-8")
+
+
+def corpus_digest(items: Iterable[CorpusItem]) -> str:
+    """sha256 (hex) of the canonical ``corpus.jsonl`` bytes."""
+    return hashlib.sha256(canonical_jsonl(items)).hexdigest()
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """How one corpus item differs from the dataset's own training item.
+
+    Attributes:
+        item_id: the corpus item id (the training example id).
+        original: the gold label of the training example.
+        corrupted: the value the corpus holds instead (``None`` when the value was removed).
+        how: ``relation`` / ``tail`` (triples), ``label`` (link prediction), ``other_class``
+            (classification, NLI), ``option`` (QA) or ``value_removed`` (unlabeled).
+    """
+
+    item_id: str
+    original: str
+    corrupted: str | None
+    how: str
+
+    def to_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Every corruption applied while building a corpus, in corpus order."""
+
+    entries: tuple[LedgerEntry, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def by_id(self) -> dict[str, LedgerEntry]:
+        return {entry.item_id: entry for entry in self.entries}
+
+    def counts(self) -> dict[str, int]:
+        """Number of entries per ``how``, sorted by name."""
+        return dict(sorted(Counter(entry.how for entry in self.entries).items()))
+
+    def to_jsonl(self) -> bytes:
+        return "".join(canonical_line(entry.to_row()) for entry in self.entries).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A retrieval corpus of (key, value) items built for one testbed.
+
+    Attributes:
+        kind: one of `KINDS`.
+        dataset: the target dataset the corpus was built for.
+        items: the items, in a deterministic order.
+        rate: the counterfactual rate (``None`` for kinds without corruption).
+        seed: the seed every random choice was drawn from.
+        sources: the datasets the items come from (several for ``diverse``).
+    """
+
+    kind: str
+    dataset: str
+    items: list[CorpusItem] = field(hash=False)
+    rate: float | None = None
+    seed: int = 0
+    sources: tuple[str, ...] = ()
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the canonical ``corpus.jsonl`` bytes (see `canonical_jsonl`)."""
+        return corpus_digest(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def counts(self) -> dict[str, int]:
+        """Items per source dataset, plus ``labeled``/``unlabeled`` totals."""
+        per_source = Counter(item.dataset for item in self.items)
+        labeled = sum(1 for item in self.items if item.value is not None)
+        return {
+            "items": len(self.items),
+            "labeled": labeled,
+            "unlabeled": len(self.items) - labeled,
+            **{f"from:{name}": n for name, n in sorted(per_source.items())},
+        }
+
+    def manifest(self, ledger: Ledger) -> dict[str, Any]:
+        """The ``manifest.json`` content: what was built, from what, and its digest."""
+        return {
+            "kind": self.kind,
+            "dataset": self.dataset,
+            "rate": self.rate,
+            "seed": self.seed,
+            "sources": list(self.sources),
+            "digest": self.digest,
+            "ledger_digest": hashlib.sha256(ledger.to_jsonl()).hexdigest(),
+            "counts": {
+                **self.counts(),
+                "ledger": len(ledger),
+                **{f"how:{k}": v for k, v in ledger.counts().items()},
+            },
+        }
+
+
+def items_from_rows(rows: Sequence[dict[str, Any]]) -> list[CorpusItem]:
+    """Rebuild items from BEIR rows already validated by the reader."""
+    return [
+        CorpusItem(
+            id=row["_id"],
+            key=row["text"],
+            value=row["metadata"]["value"],
+            dataset=row["metadata"]["dataset"],
+            task=row["metadata"]["task"],
+        )
+        for row in rows
+    ]

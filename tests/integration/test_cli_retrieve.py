@@ -1,0 +1,108 @@
+"""`biorab retrieve` and `biorab corpus build` end to end, as a user runs them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _biorab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "biorab.cli.main", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_retrieve_shows_scored_hits_as_json(data_dir: Path) -> None:
+    out = _biorab(
+        "retrieve", "--dataset", "hetionet", "--limit", "2", "--k", "3", "--json", "--data-dir", str(data_dir)
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["dataset"], report["testbed"], report["retriever"], report["corpus_items"]) == (
+        "hetionet",
+        "labeled",
+        "bm25",
+        4000,
+    )
+    assert [r["id"] for r in report["results"]] == ["hetionet/test/0", "hetionet/test/1"]
+    for result in report["results"]:
+        hits = result["hits"]
+        assert len(hits) == 3 and [h["rank"] for h in hits] == [0, 1, 2]
+        assert all(h["doc_id"].startswith("hetionet/train/") for h in hits)
+        assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+        assert result["label"] not in result["query"]  # the query is the input alone
+
+
+def test_retrieve_text_output_on_a_counterfactual_testbed(data_dir: Path) -> None:
+    out = _biorab(
+        "retrieve",
+        "-d",
+        "ade",
+        "--testbed",
+        "counterfactual",
+        "--rate",
+        "0.2",
+        "--keep-ties",
+        "--limit",
+        "1",
+        "--data-dir",
+        str(data_dir),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "testbed=counterfactual rate=0.2 retriever=bm25" in out.stdout
+    assert "ade/test/0" in out.stdout and "#0 " in out.stdout
+
+
+def test_retrieve_eval_reports_recall_and_mrr(data_dir: Path) -> None:
+    out = _biorab(
+        "retrieve", "-d", "hetionet", "--eval", "--limit", "50", "--json", "--data-dir", str(data_dir)
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    # Hetionet keys are unique "What is the relationship between X and Y ?" strings: BM25 finds each one.
+    assert report["n"] == 50 and report["recall@1"] == 1.0 and report["mrr"] == 1.0
+
+
+def test_corpus_build_writes_the_folder(data_dir: Path, tmp_path: Path) -> None:
+    out = _biorab(
+        "corpus",
+        "build",
+        "-d",
+        "ade_corpus_v2",
+        "--kind",
+        "counterfactual",
+        "--rate",
+        "0.2",
+        "--seed",
+        "5",
+        "--out",
+        str(tmp_path / "cf"),
+        "--data-dir",
+        str(data_dir),
+    )
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / "cf" / "manifest.json").read_text())
+    assert manifest["counts"]["items"] == 4000 and manifest["counts"]["ledger"] == 800
+    corpus_bytes = (tmp_path / "cf" / "corpus.jsonl").read_bytes()
+    assert hashlib.sha256(corpus_bytes).hexdigest() == manifest["digest"]
+    assert len((tmp_path / "cf" / "ledger.jsonl").read_text().splitlines()) == 800
+    assert f"digest {manifest['digest']}" in out.stdout
+
+
+def test_bad_input_exits_2_with_a_clear_message(data_dir: Path) -> None:
+    cases = [
+        (["--k", "0"], "k must be a positive integer"),
+        (["--retriever", "bm52"], "unknown retriever 'bm52'"),
+        (["--testbed", "counterfactual"], "needs a rate"),
+        (
+            ["--retriever", "dense", "--model", "/nonexistent/model"],
+            "model path /nonexistent/model does not exist",
+        ),
+    ]
+    for extra, message in cases:
+        out = _biorab("retrieve", "-d", "hetionet", "--limit", "1", "--data-dir", str(data_dir), *extra)
+        assert out.returncode == 2, (extra, out.stdout, out.stderr)
+        assert message in out.stderr, (extra, out.stderr)
