@@ -31,29 +31,21 @@ def _shared(sub: str) -> Path:
     return REPO.parent / "shared" / "data" / sub
 
 
-@pytest.fixture(scope="session")
-def data_dir() -> Path:
-    """The staged BioRAB datasets (``../shared/data/biorab``)."""
-    path = _shared("biorab")
-    if not path.is_dir():
-        pytest.skip(f"shared BioRAB data not found at {path}")
-    return path
+def _shared_fixture(sub: str, what: str):  # type: ignore[no-untyped-def]
+    @pytest.fixture(scope="session")
+    def fixture() -> Path:
+        path = _shared(sub)
+        if not path.is_dir():
+            pytest.skip(f"{what} not found at {path}")
+        return path
+
+    fixture.__doc__ = f"{what} (``../shared/data/{sub}``)."
+    return fixture
 
 
-@pytest.fixture(scope="session")
-def drugmechdb_dir() -> Path:
-    path = _shared("drugmechdb")
-    if not path.is_dir():
-        pytest.skip(f"DrugMechDB not found at {path}")
-    return path
-
-
-@pytest.fixture(scope="session")
-def drugmechcf_dir() -> Path:
-    path = _shared("drugmechcf")
-    if not path.is_dir():
-        pytest.skip(f"Drug Mechanisms Counterfactuals release not found at {path}")
-    return path
+data_dir = _shared_fixture("biorab", "the staged BioRAB datasets")
+drugmechdb_dir = _shared_fixture("drugmechdb", "DrugMechDB")
+drugmechcf_dir = _shared_fixture("drugmechcf", "the Drug Mechanisms Counterfactuals release")
 
 
 @pytest.fixture(autouse=True)
