@@ -35,7 +35,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def validate_mapping(
     model: type[M], data: dict[str, Any], *, path: str | Path | None = None, key_prefix: str | None = None
 ) -> M:
-    """Validate `data` against `model`; the first error names the dotted key (under `key_prefix`) and the file."""
+    """Validate `data` against `model`; the first error names the dotted key (under `key_prefix`) and file."""
     try:
         return model.model_validate(data)
     except ValidationError as e:

@@ -4,9 +4,14 @@ folder (read-only in CI)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from biorab.drugmech.drugmechdb import DrugMechDB
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -25,13 +30,17 @@ for _key, _value in {
 
 
 def _shared(sub: str) -> Path:
-    env = {"biorab": "BIORAB_DATA_DIR", "drugmechdb": "BIORAB_DRUGMECHDB_DIR", "drugmechcf": "BIORAB_DRUGMECHCF_DIR"}
+    env = {
+        "biorab": "BIORAB_DATA_DIR",
+        "drugmechdb": "BIORAB_DRUGMECHDB_DIR",
+        "drugmechcf": "BIORAB_DRUGMECHCF_DIR",
+    }
     if os.environ.get(env[sub]):
         return Path(os.environ[env[sub]])
     return REPO.parent / "shared" / "data" / sub
 
 
-def _shared_fixture(sub: str, what: str):  # type: ignore[no-untyped-def]
+def _shared_fixture(sub: str, what: str) -> Any:
     @pytest.fixture(scope="session")
     def fixture() -> Path:
         path = _shared(sub)
@@ -54,3 +63,13 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     cache = tmp_path_factory.getbasetemp() / "biorab-cache"
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(cache))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path_factory.getbasetemp() / 'mlflow.db'}")
+
+
+@pytest.fixture(scope="module")
+def drugmechdb(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
+    """DrugMechDB loaded once per test module (its parse cache in the session temp dir, as above)."""
+    from biorab.drugmech.drugmechdb import load_drugmechdb  # networkx: only for the tests that use it
+
+    with pytest.MonkeyPatch.context() as mp:  # module scope cannot use the function-scoped `monkeypatch`
+        mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
+        yield load_drugmechdb(drugmechdb_dir)

@@ -36,10 +36,10 @@ def read_corpus(folder: str | Path) -> tuple[Corpus, Ledger]:
     folder = Path(folder)
     manifest_path = folder / MANIFEST_FILE
     manifest = _read_json(manifest_path)
-    rows = _read_jsonl(folder / CORPUS_FILE, ("_id", "text", "metadata"))
+    rows = read_json_lines(folder / CORPUS_FILE, ("_id", "text", "metadata"))
     for line, row in enumerate(rows, start=1):
         _check_metadata(folder / CORPUS_FILE, line, row)
-    ledger_rows = _read_jsonl(folder / LEDGER_FILE, ("item_id", "original", "corrupted", "how"))
+    ledger_rows = read_json_lines(folder / LEDGER_FILE, ("item_id", "original", "corrupted", "how"))
     corpus = Corpus(
         kind=str(manifest.get("kind")),
         dataset=str(manifest.get("dataset")),
@@ -83,9 +83,23 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
+def read_json_lines(
+    path: Path, required: tuple[str, ...] = (), *, what: str = "file"
+) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file, one per physical line (a blank line is an error, so list
+    index + 1 is the line number).
+
+    Args:
+        path: the file.
+        required: fields every object must have.
+        what: names the file in the not-found error (``f"{what} not found"``).
+
+    Raises:
+        DataError: a missing file, or a line that is not a JSON object or lacks a required field (file,
+            line and field named).
+    """
     if not path.is_file():
-        raise DataError("file not found", path=path)
+        raise DataError(f"{what} not found", path=path)
     rows = []
     with path.open(encoding="utf-8") as handle:
         for line, text in enumerate(handle, start=1):

@@ -72,6 +72,10 @@ class Dataset(ABC):
             raise DataError(
                 f"file of the {self.name} {split} split not found; {self.missing_hint()}", path=path
             )
+        return self.read_file(path)
+
+    def read_file(self, path: Path) -> Iterator[SourceRow]:
+        """The rows of an existing source file in `file_format` (loaders with other formats override it)."""
         return read_json_array(path) if self.file_format == "json_array" else read_jsonl(path)
 
     def missing_hint(self) -> str:

@@ -93,12 +93,7 @@ class ByoDataset(Dataset):
     def missing_hint(self) -> str:
         return "check the 'files' paths (relative paths are resolved against the data dir or the cwd)"
 
-    def rows(self, split: str) -> Iterator[SourceRow]:
-        path = self.path(split)
-        if not path.is_file():
-            raise DataError(
-                f"file of the {self.name} {split} split not found; {self.missing_hint()}", path=path
-            )
+    def read_file(self, path: Path) -> Iterator[SourceRow]:
         return read_records(path, self.params.format)
 
     def convert(self, row: SourceRow) -> Converted:

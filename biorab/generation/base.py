@@ -95,6 +95,16 @@ def continuation_text(prompt_text: str, label: str) -> str:
     return label if not prompt_text or prompt_text[-1].isspace() else f" {label}"
 
 
+def model_input_text(prompt: Prompt, tokenizer: Any, *, chat: bool) -> str:
+    """The text a local backend feeds its model: the prompt itself, or (``chat``) the prompt as one user
+    message wrapped in the tokenizer's chat template, ending with the assistant's turn."""
+    if not chat:
+        return prompt.text
+    messages = [{"role": "user", "content": prompt.text}]
+    text: str = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return text
+
+
 def truncate_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
     """Cut `text` before the earliest occurrence of any stop string.
 

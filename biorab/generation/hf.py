@@ -17,10 +17,10 @@ from pydantic import Field
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
-from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
-from biorab.generation.model_source import adapter_identity, resolve_model
+from biorab.generation.model_source import resolve_model, weights_digest
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
@@ -67,9 +67,7 @@ class TransformersBackend:
         )
         self.tokenizer = self._load_tokenizer()
         self.model: Any = self._load_model()
-        self._digest = stable_digest(
-            {"model": self.source.identity, "adapter": adapter_identity(p.adapter_path), "dtype": p.dtype}
-        )
+        self._digest = weights_digest(self.source, p.adapter_path, p.dtype)
 
     @property
     def model_digest(self) -> str:
@@ -107,7 +105,7 @@ class TransformersBackend:
         """One `Generation` per prompt, in order (see the module docstring)."""
         if self.model is None:
             raise BackendError("transformers backend used after close()")
-        texts = [self._prompt_text(p) for p in prompts]
+        texts = [model_input_text(p, self.tokenizer, chat=self.params.chat) for p in prompts]
         ids = [list(self.tokenizer(t, add_special_tokens=not self.params.chat)["input_ids"]) for t in texts]
         out = [self._context_error(row, params) for row in ids]
         scored = self._score(prompts, texts, ids, params, skip=out)
@@ -130,13 +128,6 @@ class TransformersBackend:
         return Generation(text="", prompt_tokens=len(row), error=(
             f"prompt has {len(row)} tokens; with max_tokens={params.max_tokens} it exceeds the model's "
             f"context of {limit} tokens"))  # fmt: skip
-
-    def _prompt_text(self, prompt: Prompt) -> str:
-        if not self.params.chat:
-            return prompt.text
-        messages = [{"role": "user", "content": prompt.text}]
-        text: str = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return text
 
     def _score(
         self,

@@ -46,7 +46,9 @@ def resolve_model(
         folder = ensure_prepared(model, cache_dir=cache_dir, auto_prepare=auto_prepare)
         marker = read_marker(folder) or {}
         identity: dict[str, object] = {
-            "known": model, "source_sha256": marker.get("source_sha256"), "dtype": marker.get("dtype")
+            "known": model,
+            "source_sha256": marker.get("source_sha256"),
+            "dtype": marker.get("dtype"),
         }
         return ModelSource(str(folder), identity, local=True)
     path = Path(model).expanduser()
@@ -96,3 +98,11 @@ def adapter_identity(adapter_path: str | None) -> dict[str, object] | None:
     config = path / "adapter_config.json"
     base = json.loads(config.read_text(encoding="utf-8")).get("peft_type") if config.is_file() else None
     return {"peft_type": base, "folder": folder_fingerprint(path)}
+
+
+def weights_digest(source: ModelSource, adapter_path: str | None, dtype: str) -> str:
+    """The `model_digest` of an in-process backend: what the weights are (model, adapter) and how they
+    are loaded (dtype)."""
+    return stable_digest(
+        {"model": source.identity, "adapter": adapter_identity(adapter_path), "dtype": dtype}
+    )

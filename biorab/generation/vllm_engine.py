@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from biorab.errors import BackendError
-from biorab.generation.base import SamplingParams, continuation_text, stable_digest, truncate_at_stop
-from biorab.generation.model_source import adapter_identity, resolve_model
+from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
+from biorab.generation.model_source import resolve_model, weights_digest
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
@@ -77,9 +77,7 @@ class VLLMBackend:
         self.llm: Any = vllm.LLM(**engine_kwargs(p, self.source.location, on_cpu=on_cpu))
         self.tokenizer = self.llm.get_tokenizer()
         self._lora = _lora_request(p.adapter_path)
-        self._digest = stable_digest(
-            {"model": self.source.identity, "adapter": adapter_identity(p.adapter_path), "dtype": p.dtype}
-        )
+        self._digest = weights_digest(self.source, p.adapter_path, p.dtype)
 
     @property
     def model_digest(self) -> str:
@@ -89,20 +87,13 @@ class VLLMBackend:
         """One `Generation` per prompt, in order; the engine batches all of them itself."""
         if self.llm is None:
             raise BackendError("vllm backend used after close()")
-        texts = [self._prompt_text(p) for p in prompts]
+        texts = [model_input_text(p, self.tokenizer, chat=self.params.chat) for p in prompts]
         sampling = [_vllm_sampling(params, p) for p in prompts]
         outputs = self.llm.generate(texts, sampling, use_tqdm=False, lora_request=self._lora)
         gens = [to_generation(out, params.stops_for(p)) for out, p in zip(outputs, prompts, strict=True)]
         if params.score_labels:
             gens = self._attach_label_scores(prompts, texts, gens)
         return gens
-
-    def _prompt_text(self, prompt: Prompt) -> str:
-        if not self.params.chat:
-            return prompt.text
-        messages = [{"role": "user", "content": prompt.text}]
-        text: str = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return text
 
     def _attach_label_scores(
         self, prompts: Sequence[Prompt], texts: list[str], gens: list[Generation]

@@ -9,11 +9,11 @@ BM25 queries contained the gold triple, so agreement with them is not expected t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from biorab.corpora.store import read_json_lines
 from biorab.errors import DataError, RetrievalError
 from biorab.paths import biorab_data_dir
 from biorab.records import CorpusItem, Example
@@ -73,21 +73,14 @@ def original_judgements(
 
 def _prompts(path: Path, dataset: str) -> list[tuple[str, str, str]]:
     """(test context, retrieved key, retrieved value) for every prompt of the file."""
-    if not path.is_file():
-        raise DataError("original prompt file not found", path=path)
     out = []
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise DataError(f"not valid JSON: {e.msg}", path=path, line=line) from e
-            pair = _retrieved(str(row.get("instruction", "")), dataset)
-            if pair is None:
-                raise DataError(
-                    "no retrieved example in the instruction", path=path, line=line, field="instruction"
-                )
-            out.append((str(row.get("context", "")), *pair))
+    for line, row in enumerate(read_json_lines(path, what="original prompt file"), start=1):
+        pair = _retrieved(str(row.get("instruction", "")), dataset)
+        if pair is None:
+            raise DataError(
+                "no retrieved example in the instruction", path=path, line=line, field="instruction"
+            )
+        out.append((str(row.get("context", "")), *pair))
     return out
 
 

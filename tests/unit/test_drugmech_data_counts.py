@@ -4,7 +4,6 @@ cache, and the paper's documented quirks (the self-loop MoA, the false cut-edges
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,8 @@ from biorab.drugmech.simulator import is_simulatable, unsimulatable_reason
 from biorab.drugmech.stats import drugmechdb_stats, query_set_stats
 
 
-@pytest.fixture(scope="module")
-def db(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
-    with pytest.MonkeyPatch.context() as mp:  # the cache goes to the session temp dir, as in conftest
-        mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
-        yield load_drugmechdb(drugmechdb_dir)
-
-
-def test_reference_counts(db: DrugMechDB) -> None:
-    stats = drugmechdb_stats(db)
+def test_reference_counts(drugmechdb: DrugMechDB) -> None:
+    stats = drugmechdb_stats(drugmechdb)
     assert (stats["moas"], stats["pairs"], stats["drugs"], stats["diseases"]) == (4846, 4664, 1612, 744)
     assert stats["pairs_with_several_moas"] == 141
     assert (stats["simulatable"], stats["valid"]) == (3592, 3523)
@@ -36,46 +28,46 @@ def test_reference_counts(db: DrugMechDB) -> None:
     assert stats["add_link_targets"] == {"triples": 5201, "moas": 2473}
 
 
-def test_pair_multiplicity_distribution(db: DrugMechDB) -> None:
-    sizes = sorted(len(v) for v in db.by_pair.values() if len(v) > 1)
+def test_pair_multiplicity_distribution(drugmechdb: DrugMechDB) -> None:
+    sizes = sorted(len(v) for v in drugmechdb.by_pair.values() if len(v) > 1)
     assert {s: sizes.count(s) for s in set(sizes)} == {2: 118, 3: 14, 4: 3, 5: 5, 8: 1}
 
 
-def test_every_moa_has_one_source_and_one_sink(db: DrugMechDB) -> None:
-    for moa in db:
+def test_every_moa_has_one_source_and_one_sink(drugmechdb: DrugMechDB) -> None:
+    for moa in drugmechdb:
         g = moa.graph
         assert [n for n in g if g.in_degree(n) == 0] == [moa.root], moa.moa_id
         assert [n for n in g if g.out_degree(n) == 0] == [moa.sink], moa.moa_id
 
 
-def test_self_loop_moa_is_loaded_but_not_simulatable(db: DrugMechDB) -> None:
-    moa = db["DB00993_MESH_D001172_1"]
+def test_self_loop_moa_is_loaded_but_not_simulatable(drugmechdb: DrugMechDB) -> None:
+    moa = drugmechdb["DB00993_MESH_D001172_1"]
     assert moa.graph.has_edge("GO:0006955", "GO:0006955")
     assert not is_simulatable(moa)
     assert "has metabolite" in (unsimulatable_reason(moa) or "")  # also has an undirected label
 
 
-def test_spec_false_cut_edge_examples(db: DrugMechDB) -> None:
-    moa = db["DB00068_MESH_D020529_1"]  # four parallel branches end at the disease
+def test_spec_false_cut_edge_examples(drugmechdb: DrugMechDB) -> None:
+    moa = drugmechdb["DB00068_MESH_D020529_1"]  # four parallel branches end at the disease
     assert cut_edges(moa.graph, moa.root, moa.sink, mode="faithful") == [("GO:0019882", "MESH:D020529")]
     assert cut_edges(moa.graph, moa.root, moa.sink, mode="exact") == []
-    moa = db["DB01064_MESH_D003139_1"]
+    moa = drugmechdb["DB01064_MESH_D003139_1"]
     assert ("UniProt:B7Z2C7", "CHEBI:17489") in cut_edges(moa.graph, moa.root, moa.sink, mode="faithful")
     assert cut_edges(moa.graph, moa.root, moa.sink, mode="exact") == []
 
 
-def test_drug_names_are_raw_node_names(db: DrugMechDB) -> None:
-    moa = db["DB00619_MESH_D015464_1"]
+def test_drug_names_are_raw_node_names(drugmechdb: DrugMechDB) -> None:
+    moa = drugmechdb["DB00619_MESH_D015464_1"]
     assert (moa.root, moa.drug_name, moa.sink, moa.disease_name) == (
         "MESH:D000068877", "imatinib", "MESH:D015464", "CML (ph+)")
 
 
 def test_parse_cache_is_keyed_by_digest(
-    db: DrugMechDB, drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    drugmechdb: DrugMechDB, drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     cache = tmp_path_factory.getbasetemp() / "biorab-cache"
     cached = cache / "drugmech" / "drugmechdb-e23c254111003dd6-v1.json"
-    assert db.digest == "e23c254111003dd61c1f3497b5a75a8fd5beba3cd9f2267415fc4bccfaca6d20"
+    assert drugmechdb.digest == "e23c254111003dd61c1f3497b5a75a8fd5beba3cd9f2267415fc4bccfaca6d20"
     records = json.loads(cached.read_text(encoding="utf-8"))
     assert len(records) == 4846 and set(records[0]) == {"graph", "nodes", "links"}
 
@@ -86,7 +78,7 @@ def test_parse_cache_is_keyed_by_digest(
         mp.setenv("BIORAB_CACHE_DIR", str(cache))
         mp.setattr(drugmechdb_module, "_parse_yaml", no_yaml)
         again = load_drugmechdb(drugmechdb_dir)
-    assert [m.moa_id for m in again] == [m.moa_id for m in db]
+    assert [m.moa_id for m in again] == [m.moa_id for m in drugmechdb]
 
 
 def _datastats(path: Path) -> dict[str, dict[str, dict[str, int]]]:

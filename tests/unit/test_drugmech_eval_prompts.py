@@ -8,7 +8,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB, load_drugmechdb
+from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.moa import MoA
 from biorab.drugmech.prompts import render_prompt
 from biorab.drugmech.prompts_common import format_options, moa_for_prompt
@@ -29,11 +29,6 @@ COUNTERFACTUAL_GOLDEN = [
 FACTUAL_MODES = ("ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS")
 
 
-@pytest.fixture(scope="module")
-def db(drugmechdb_dir: Path) -> DrugMechDB:
-    return load_drugmechdb(drugmechdb_dir)
-
-
 def _golden(drugmechcf_dir: Path, name: str) -> str:
     return (drugmechcf_dir / "golden" / "prompts" / f"{name}.txt").read_text(encoding="utf-8")
 
@@ -52,19 +47,22 @@ def test_template_strings_equal_the_originals(drugmechcf_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("golden", COUNTERFACTUAL_GOLDEN)
-def test_counterfactual_prompt_is_byte_identical(golden: str, db: DrugMechDB, drugmechcf_dir: Path) -> None:
+def test_counterfactual_prompt_is_byte_identical(
+    golden: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path
+) -> None:
     query = load_release_file(_release_name(golden), release_dir=drugmechcf_dir).queries[0]
     world = golden.rsplit("_", 1)[1]
-    assert render_prompt(query, world=world, moas=db) == _golden(drugmechcf_dir, golden)
+    assert render_prompt(query, world=world, moas=drugmechdb) == _golden(drugmechcf_dir, golden)
 
 
 @pytest.mark.parametrize("mode", FACTUAL_MODES)
-def test_factual_positive_prompt_and_nodes(mode: str, db: DrugMechDB, drugmechcf_dir: Path) -> None:
+def test_factual_positive_prompt_and_nodes(mode: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path) -> None:
     query = load_release_file("factuals_pos_r1k", release_dir=drugmechcf_dir).queries[0]
     assert isinstance(query, FactualQuery)
-    assert render_factual(query, mode=mode, moas=db) == _golden(drugmechcf_dir, f"factual_pos_0_{mode}")
+    expected = _golden(drugmechcf_dir, f"factual_pos_0_{mode}")
+    assert render_factual(query, mode=mode, moas=drugmechdb) == expected
     nodes = json.loads(_golden(drugmechcf_dir, f"factual_pos_0_{mode}_prompt_nodes"))
-    assert factual_prompt_nodes(query, mode=mode, moas=db)[1] == nodes
+    assert factual_prompt_nodes(query, mode=mode, moas=drugmechdb)[1] == nodes
 
 
 def test_factual_negative_named_needs_no_drugmechdb(drugmechcf_dir: Path) -> None:
@@ -76,11 +74,11 @@ def test_factual_negative_named_needs_no_drugmechdb(drugmechcf_dir: Path) -> Non
 
 @pytest.mark.parametrize("mode", ["ANONYMIZED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"])
 def test_factual_negative_without_primekg_is_an_error(
-    mode: str, db: DrugMechDB, drugmechcf_dir: Path
+    mode: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path
 ) -> None:
     query = load_release_file("factuals_neg_r1k", release_dir=drugmechcf_dir).queries[0]
     with pytest.raises(DataError, match="needs PrimeKG disease neighbours, which are not staged"):
-        render_prompt(query, mode=mode, moas=db)
+        render_prompt(query, mode=mode, moas=drugmechdb)
 
 
 def test_closed_world_without_drugmechdb_is_an_error(drugmechcf_dir: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from biorab.drugmech.addlink_gen import (
     generate_add_links,
     known_pairs,
 )
-from biorab.drugmech.drugmechdb import DrugMechDB, load_drugmechdb
+from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.editlink import reduced_db
 from biorab.drugmech.queryfiles import CounterfactualQuery, load_release_file
 from biorab.drugmech.simulator import INVERSE_RELATIONS, simulate
@@ -28,20 +27,15 @@ DRIFT_ROW = 850
 
 
 @pytest.fixture(scope="module")
-def db(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
-        yield load_drugmechdb(drugmechdb_dir)
+def red(drugmechdb: DrugMechDB) -> DrugMechDB:
+    return reduced_db(drugmechdb)
 
 
 @pytest.fixture(scope="module")
-def red(db: DrugMechDB) -> DrugMechDB:
-    return reduced_db(db)
-
-
-@pytest.fixture(scope="module")
-def generated(db: DrugMechDB) -> dict[str, AddLinkSet]:
-    return {depth: generate_add_links(db, depth=depth, n=1000, seed=42) for depth in ("surface", "deep")}
+def generated(drugmechdb: DrugMechDB) -> dict[str, AddLinkSet]:
+    return {
+        depth: generate_add_links(drugmechdb, depth=depth, n=1000, seed=42) for depth in ("surface", "deep")
+    }
 
 
 def _release(drugmechcf_dir: Path, stem: str) -> list[CounterfactualQuery]:
@@ -70,8 +64,8 @@ def test_every_released_positive_is_in_the_candidate_pool(
     assert missing == ([DRIFT_ROW] if link == "dpi" else [])
 
 
-def test_released_positives_pairing_known_indications(db: DrugMechDB, drugmechcf_dir: Path) -> None:
-    pairs = known_pairs(db)
+def test_released_positives_pairing_known_indications(drugmechdb: DrugMechDB, drugmechcf_dir: Path) -> None:
+    pairs = known_pairs(drugmechdb)
     n = sum((q.drug_id, q.disease_id) in pairs
             for link in ("dpi", "ppi") for q in _release(drugmechcf_dir, f"AddLink_pos_{link}_r1k"))
     assert n == 40  # spec §1.3: why the paper's has_indication filter cannot have consulted DrugMechDB
@@ -114,13 +108,13 @@ def test_composed_moa_of_sample_0_renders_as_golden(link: str, red: DrugMechDB, 
     assert simulate(negative)[negative.sink] == 1
 
 
-def test_generated_surface_set(generated: dict[str, AddLinkSet], db: DrugMechDB) -> None:
+def test_generated_surface_set(generated: dict[str, AddLinkSet], drugmechdb: DrugMechDB) -> None:
     made = generated["surface"]
     assert len(made.positives) == len(made.negatives) == 1000
     combos = {(q.edit_link_info.source_moa_id, q.edit_link_info.target_moa_id, q.edit_link_info.target_node)
               for q in made.positives}
     assert len(combos) == 1000
-    pairs = known_pairs(db)
+    pairs = known_pairs(drugmechdb)
     assert not any((q.drug_id, q.disease_id) in pairs for q in made.positives)
     assert all(q.edit_link_info.source_node == q.drug_id for q in made.positives)
     assert Counter(q.edit_link_info.target_node_type for q in made.positives) == {"Protein": 1000}
@@ -160,14 +154,14 @@ def test_surface_and_deep_share_no_combination(generated: dict[str, AddLinkSet])
     assert not combos(generated["surface"]) & combos(generated["deep"])
 
 
-def test_seeded_and_bad_args(db: DrugMechDB, generated: dict[str, AddLinkSet]) -> None:
-    again = generate_add_links(db, depth="deep", n=30, seed=42)
+def test_seeded_and_bad_args(drugmechdb: DrugMechDB, generated: dict[str, AddLinkSet]) -> None:
+    again = generate_add_links(drugmechdb, depth="deep", n=30, seed=42)
     assert again.positives == generated["deep"].positives[:30]
-    assert generate_add_links(db, depth="deep", n=30, seed=1).positives != again.positives
+    assert generate_add_links(drugmechdb, depth="deep", n=30, seed=1).positives != again.positives
     with pytest.raises(ConfigError, match="unknown depth"):
-        generate_add_links(db, depth="ppi")
+        generate_add_links(drugmechdb, depth="ppi")
     with pytest.raises(ConfigError, match="n must be positive"):
-        generate_add_links(db, depth="surface", n=0)
+        generate_add_links(drugmechdb, depth="surface", n=0)
 
 
 def test_rebuilt_deep_release_is_byte_identical(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB, load_drugmechdb
+from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.editlink import EditableLink, editable_links, reduced_db
 from biorab.drugmech.editlink_gen import (
     DECREASE,
@@ -27,26 +26,22 @@ FALSE_CUT_EDGES = {("DB01064_MESH_D003139_1", "UniProt:B7Z2C7", "CHEBI:17489"),
 
 
 @pytest.fixture(scope="module")
-def db(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
-        yield load_drugmechdb(drugmechdb_dir)
-
-
-@pytest.fixture(scope="module")
-def pools(db: DrugMechDB) -> dict[str, dict[tuple[str, str, str], EditableLink]]:
-    red = reduced_db(db)
+def pools(drugmechdb: DrugMechDB) -> dict[str, dict[tuple[str, str, str], EditableLink]]:
+    red = reduced_db(drugmechdb)
     return {mode: {x.key: x for x in editable_links(red, mode=mode)} for mode in ("faithful", "exact")}
 
 
 @pytest.fixture(scope="module")
-def generated(db: DrugMechDB) -> dict[str, EditLinkSet]:
-    return {d: generate_edit_links(db, depth=d, seed=42, mode="exact") for d in ("surface", "deep")}
+def generated(drugmechdb: DrugMechDB) -> dict[str, EditLinkSet]:
+    return {d: generate_edit_links(drugmechdb, depth=d, seed=42, mode="exact") for d in ("surface", "deep")}
 
 
 @pytest.fixture(scope="module")
-def generated_pool_mix(db: DrugMechDB) -> dict[str, EditLinkSet]:
-    return {depth: generate_edit_links(db, depth=depth, seed=42, mix="pool") for depth in ("surface", "deep")}
+def generated_pool_mix(drugmechdb: DrugMechDB) -> dict[str, EditLinkSet]:
+    return {
+        depth: generate_edit_links(drugmechdb, depth=depth, seed=42, mix="pool")
+        for depth in ("surface", "deep")
+    }
 
 
 @pytest.mark.parametrize("stem", ["delete_pos_dpi_r250", "delete_pos_ppi_r250", "change_pos_dpi_r250",
@@ -83,7 +78,7 @@ def test_simulator_validates_every_pool_link_except_the_two_false_cut_edges(
     assert all(validate_link(link) is None for link in pools["exact"].values())
 
 
-def test_generated_sets_shape(generated: dict[str, EditLinkSet], db: DrugMechDB) -> None:
+def test_generated_sets_shape(generated: dict[str, EditLinkSet], drugmechdb: DrugMechDB) -> None:
     for depth, made in generated.items():
         assert len(made.positives) == 250 and len(made.negatives) == 250 and made.flagged == []
         keys = {(q.edit_link_info.source_moa_id, q.edit_link_info.source_node, q.edit_link_info.target_node)
@@ -93,7 +88,7 @@ def test_generated_sets_shape(generated: dict[str, EditLinkSet], db: DrugMechDB)
             pos = made.positives[j // 2]  # two consecutive negatives per positive, first 125 positives
             e, p = neg.edit_link_info, pos.edit_link_info
             assert neg.is_negative_sample and e.target_node_type == "Protein"
-            assert e.target_node not in db[p.source_moa_id]
+            assert e.target_node not in drugmechdb[p.source_moa_id]
             assert (e.source_node, e.original_relation, e.new_relation) == (
                 p.source_node, p.original_relation, p.new_relation)
         surface = [q.edit_link_info.source_node == q.drug_id for q in made.positives]
@@ -163,19 +158,21 @@ def test_pool_mix_matches_the_pool_and_misses_the_release_only_on_surface_target
             assert all(abs(got.get(t, 0.0) - expected.get(t, 0.0)) <= 5.0 for t in set(expected) | set(got))
 
 
-def test_seed_determinism_and_bad_args(db: DrugMechDB, generated: dict[str, EditLinkSet]) -> None:
-    again = generate_edit_links(db, depth="deep", seed=42)
+def test_seed_determinism_and_bad_args(drugmechdb: DrugMechDB, generated: dict[str, EditLinkSet]) -> None:
+    again = generate_edit_links(drugmechdb, depth="deep", seed=42)
     assert again.positives == generated["deep"].positives and again.negatives == generated["deep"].negatives
-    other = generate_edit_links(db, depth="deep", seed=7, n_pos=20, n_neg_sources=5)
+    other = generate_edit_links(drugmechdb, depth="deep", seed=7, n_pos=20, n_neg_sources=5)
     assert other.positives != generated["deep"].positives[:20] and len(other.negatives) == 10
     with pytest.raises(ConfigError, match="unknown depth 'middle'"):
-        generate_edit_links(db, depth="middle")
+        generate_edit_links(drugmechdb, depth="middle")
     with pytest.raises(ConfigError, match=r"n_pos must be in 1\.\.346"):
-        generate_edit_links(db, depth="deep", n_pos=400)
+        generate_edit_links(drugmechdb, depth="deep", n_pos=400)
 
 
-def test_faithful_mode_flags_false_cut_edges_instead_of_dropping(db: DrugMechDB) -> None:
-    made = generate_edit_links(db, depth="deep", n_pos=348, n_neg_sources=0, mode="faithful", mix="uniform")
+def test_faithful_mode_flags_false_cut_edges_instead_of_dropping(drugmechdb: DrugMechDB) -> None:
+    made = generate_edit_links(
+        drugmechdb, depth="deep", n_pos=348, n_neg_sources=0, mode="faithful", mix="uniform"
+    )
     assert len(made.positives) == 348
     flagged = sorted(f.split(":")[0] for f in made.flagged)
     assert flagged == ["DB01064_MESH_D003139_1", "DB01065_MESH_D007319_1"]
@@ -203,14 +200,14 @@ def test_rebuilt_release_is_byte_identical(
 @pytest.mark.parametrize("stem", ["delete_{}_dpi_r250", "delete_{}_ppi_r250", "change_{}_dpi_r250",
                                   "change_{}_ppi_r250"])
 def test_released_negatives_follow_the_derivation_rule(
-    stem: str, db: DrugMechDB, drugmechcf_dir: Path
+    stem: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path
 ) -> None:
     from biorab.drugmech.queryfiles import CounterfactualQuery
 
     release = drugmechcf_dir / "release"
     pos = load_release_file(stem.format("pos"), release_dir=release).queries
     neg = load_release_file(stem.format("neg"), release_dir=release).queries
-    proteins = {n for m in db for n in m.nodes_of_type("Protein")}
+    proteins = {n for m in drugmechdb for n in m.nodes_of_type("Protein")}
     for j, n in enumerate(neg):
         p = pos[j // 2]  # two consecutive negatives for each of the first 125 positives
         assert isinstance(n, CounterfactualQuery) and isinstance(p, CounterfactualQuery)
@@ -219,4 +216,4 @@ def test_released_negatives_follow_the_derivation_rule(
         assert {k: v for k, v in e.__dict__.items() if k not in target} == {
             k: v for k, v in f.__dict__.items() if k not in target}
         assert e.target_node in proteins and e.target_node_type == "Protein"
-        assert e.target_node not in db[f.source_moa_id]
+        assert e.target_node not in drugmechdb[f.source_moa_id]

@@ -4,12 +4,11 @@ PrimeKG ``kg.csv`` loader on a small file in PrimeKG's 12-column format written 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB, load_drugmechdb
+from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.factual import (
     drugmechdb_negatives,
     eligible_positive,
@@ -24,40 +23,33 @@ from biorab.drugmech.queryfiles import FactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
 
 
-@pytest.fixture(scope="module")
-def db(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
-        yield load_drugmechdb(drugmechdb_dir)
-
-
 def test_released_positives_are_eligible_and_rebuilt_identically(
-    db: DrugMechDB, drugmechcf_dir: Path
+    drugmechdb: DrugMechDB, drugmechcf_dir: Path
 ) -> None:
-    icl = icl_pairs(db)
+    icl = icl_pairs(drugmechdb)
     assert len(icl) == 5
-    assert sum(eligible_positive(db, m, icl) for m in db) == 4336
+    assert sum(eligible_positive(drugmechdb, m, icl) for m in drugmechdb) == 4336
     released = load_release_file("factuals_pos_r1k", release_dir=drugmechcf_dir / "release").queries
     for i, q in enumerate(released):
         assert isinstance(q, FactualQuery) and q.moa_id is not None
-        moa = db[q.moa_id]
-        assert eligible_positive(db, moa, icl), f"row {i}"
+        moa = drugmechdb[q.moa_id]
+        assert eligible_positive(drugmechdb, moa, icl), f"row {i}"
         assert positive_query(moa) == q, f"row {i}"
 
 
-def test_generated_positives(db: DrugMechDB) -> None:
-    made = generate_factual_positives(db, n=200, seed=42, mode="NAMED_DISEASE")
+def test_generated_positives(drugmechdb: DrugMechDB) -> None:
+    made = generate_factual_positives(drugmechdb, n=200, seed=42, mode="NAMED_DISEASE")
     assert len(made) == 200 and len({q.moa_id for q in made}) == 200
-    icl = icl_pairs(db)
-    assert all(eligible_positive(db, db[q.moa_id], icl) for q in made if q.moa_id)
-    again = generate_factual_positives(db, n=20, seed=42, mode="NAMED_DISEASE")
+    icl = icl_pairs(drugmechdb)
+    assert all(eligible_positive(drugmechdb, drugmechdb[q.moa_id], icl) for q in made if q.moa_id)
+    again = generate_factual_positives(drugmechdb, n=20, seed=42, mode="NAMED_DISEASE")
     assert again == made[:20]
-    anonymized = generate_factual_positives(db, n=20, seed=42, mode="ANONYMIZED_DISEASE")
+    anonymized = generate_factual_positives(drugmechdb, n=20, seed=42, mode="ANONYMIZED_DISEASE")
     assert len(anonymized) == 20
     with pytest.raises(ConfigError, match="unknown disease mode 'NAMED'"):
-        generate_factual_positives(db, n=5, mode="NAMED")
+        generate_factual_positives(drugmechdb, n=5, mode="NAMED")
     with pytest.raises(DataError, match="only 4336 eligible factual positives; asked for 5000"):
-        generate_factual_positives(db, n=5000, mode="NAMED_DISEASE")
+        generate_factual_positives(drugmechdb, n=5000, mode="NAMED_DISEASE")
 
 
 def test_released_negatives_halves(drugmechcf_dir: Path) -> None:
@@ -69,10 +61,10 @@ def test_released_negatives_halves(drugmechcf_dir: Path) -> None:
         released_negatives(7, release_dir=drugmechcf_dir / "release")
 
 
-def test_drugmechdb_negatives_have_no_moa(db: DrugMechDB) -> None:
-    made = drugmechdb_negatives(db, n=100, seed=3)
+def test_drugmechdb_negatives_have_no_moa(drugmechdb: DrugMechDB) -> None:
+    made = drugmechdb_negatives(drugmechdb, n=100, seed=3)
     assert len({(q.drug_id, q.disease_id) for q in made}) == 100
-    assert not any((q.drug_id, q.disease_id) in db.by_pair for q in made)
+    assert not any((q.drug_id, q.disease_id) in drugmechdb.by_pair for q in made)
     assert all(q.is_negative_sample and q.moa_id is None for q in made)
 
 

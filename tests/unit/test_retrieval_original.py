@@ -56,6 +56,9 @@ def test_bad_prompt_files_are_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "ade" / "test_instruction_container.json").write_text('{"instruction": "no example"}\n')
     with pytest.raises(DataError, match="line 1, field 'instruction'"):
         original_judgements("ade", "container", [], [], data_dir=tmp_path)
+    (tmp_path / "ade" / "test_instruction_container.json").write_text('{"instruction": "x"}\n["a list"]\n')
+    with pytest.raises(DataError, match="line 2: each line must be a JSON object"):
+        original_judgements("ade", "container", [], [], data_dir=tmp_path)
 
 
 def test_agreement_with_the_original_hetionet_bm25_run(data_dir: Path, tmp_path: Path) -> None:
