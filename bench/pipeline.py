@@ -1,0 +1,243 @@
+"""Pipeline throughput vs the bare backend, side by side in one run on the same prompts.
+
+Three ways to generate the same prompts (one dataset slice, no retrieval, so every way sees identical
+prompt texts):
+
+1. ``pipeline``  — `biorab.runner.run_experiment` (Ray Data by default, ``--no-ray`` for in-process) with an
+   empty cache, so every prompt is really generated; it also renders, parses and writes Parquet;
+2. ``batched``   — the bare backend's `generate` on batches of ``--batch-size`` (the ceiling);
+3. ``loop``      — one prompt per `generate` call, as the original scripts decoded.
+
+Throughput is prompts per second. "steady" excludes start-up (Ray start, actor start, model load, first
+batch): for the pipeline it is measured between its first and last written batch, for the bare runs over
+the same batches after the first. Peak memory is the highest summed RSS of this process and all its
+descendants (Ray's raylet, GCS and workers included), sampled every 50 ms.
+
+    python bench/pipeline.py                               # SmolLM2 via transformers on CPU, ADE triples
+    python bench/pipeline.py --backend fake --delay 0.05   # plumbing only
+
+Targets: pipeline/batched >= 0.9 (steady), pipeline/loop >= 5 (steady). Every run uses the same number of
+torch threads (``--threads``, also the LLM actor's CPUs) and the same batch size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+class PeakRSS:
+    """Samples the summed RSS of this process tree in a background thread."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> int:
+        me = psutil.Process()
+        total = 0
+        for proc in [me, *me.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:  # a process that just exited
+                continue
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            time.sleep(0.05)
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@dataclass
+class Timing:
+    name: str
+    n: int
+    total_s: float
+    marks: list[tuple[float, int]] = field(default_factory=list)  # (time, rows done) after each batch
+    peak_bytes: int = 0
+
+    @property
+    def throughput(self) -> float:
+        return self.n / self.total_s
+
+    @property
+    def steady(self) -> float:
+        """Rows per second after the first batch (start-up and warm-up excluded)."""
+        if len(self.marks) < 2:
+            return self.throughput
+        (t0, n0), (t1, n1) = self.marks[0], self.marks[-1]
+        return (n1 - n0) / (t1 - t0) if t1 > t0 else float("nan")
+
+
+def make_config(args: argparse.Namespace, out: Path) -> Any:
+    from biorab.experiment import ExperimentConfig
+
+    fake = args.backend == "fake"
+    backend_params: dict[str, Any] = {"mode": "choice", "delay_s": args.delay} if fake else {}
+    if args.backend == "transformers":  # same threads and inner batch as the bare runs
+        backend_params.update(batch_size=args.batch_size, num_threads=args.threads)
+    if args.model:
+        backend_params["model"] = args.model
+    return ExperimentConfig.model_validate({
+        "name": "bench", "output_dir": str(out), "data_dir": args.data_dir,
+        "datasets": [{"name": args.dataset, "split": "test", "limit": args.n}],
+        "retrieval": [{"testbed": "none", "template": "noexample"}],
+        "backend": {"name": args.backend, "params": backend_params},
+        "sampling": {"max_tokens": args.max_tokens}, "n_boot": 0, "tracking": {"enabled": False},
+        # logical CPUs: the LLM actor's threads plus room for the light tasks
+        "resources": {"num_cpus": args.threads + 1,
+                      "llm": {"batch_size": args.batch_size, "num_cpus": float(args.threads)}},
+    })
+
+
+def prompts_of(config: Any) -> list[Any]:
+    """The exact prompts the pipeline sends (same slice, template and render function)."""
+    from biorab.runner.plan import plan_run
+    from biorab.runner.rows import row_hits, row_prompt
+    from biorab.runner.stages import RenderStage
+
+    slices = plan_run(config, Path(tempfile.mkdtemp()) / "none")
+    plans = {s.plan.cell_id: s.plan for s in slices}
+    rows = RenderStage(plans)([dict(r, hits="[]") for s in slices for r in s.pending])
+    assert all(not row_hits(r) for r in rows)
+    return [row_prompt(r) for r in rows]
+
+
+def time_pipeline(config: Any, use_ray: bool) -> Timing:
+    from biorab.runner import run_experiment
+
+    marks: list[tuple[float, int]] = []
+    done = 0
+
+    def progress(advance: int, total: int) -> None:
+        nonlocal done
+        done += advance
+        marks.append((time.perf_counter(), done))
+
+    from biorab.paths import cache_dir
+
+    # An empty generation store (every prompt is generated), but the prepared models of the usual cache.
+    store = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    models = cache_dir() / "models"
+    if models.is_dir():
+        (store / "models").symlink_to(models)
+    previous = os.environ.get("BIORAB_CACHE_DIR")
+    os.environ["BIORAB_CACHE_DIR"] = str(store)
+    try:
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            result = run_experiment(config, use_ray=use_ray, resume=False, progress=progress)
+            total = time.perf_counter() - start
+    finally:
+        os.environ.pop("BIORAB_CACHE_DIR")
+        if previous is not None:
+            os.environ["BIORAB_CACHE_DIR"] = previous
+        shutil.rmtree(store)
+    assert result.stats.generated == done, "the pipeline must generate every prompt (empty cache)"
+    name = "pipeline" + (" (ray)" if use_ray else " (in-process)")
+    return Timing(name, done, total, shard_marks(result.run_dir, marks), rss.peak)
+
+
+def shard_marks(run_dir: Path, fallback: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """(time, rows done) at each shard write, from the rows' ``written_at`` stamps: the write tasks stamp
+    them as they finish, while the driver receives results in bursts."""
+    from biorab.runner.output import read_all_rows
+
+    stamps: dict[float, int] = {}
+    for cell_dir in (run_dir / "cells").iterdir():
+        for row in read_all_rows(cell_dir):
+            stamps[row["written_at"]] = stamps.get(row["written_at"], 0) + 1
+    if len(stamps) < 2:
+        return fallback
+    offset = time.perf_counter() - time.time()  # wall clock -> perf_counter
+    marks, done = [], 0
+    for stamp in sorted(stamps):
+        done += stamps[stamp]
+        marks.append((stamp + offset, done))
+    return marks
+
+
+def time_backend(backend: Any, prompts: list[Any], sampling: Any, batch_size: int, name: str) -> Timing:
+    marks: list[tuple[float, int]] = []
+    with PeakRSS() as rss:
+        start = time.perf_counter()
+        for i in range(0, len(prompts), batch_size):
+            backend.generate(prompts[i : i + batch_size], sampling)
+            marks.append((time.perf_counter(), min(i + batch_size, len(prompts))))
+        total = time.perf_counter() - start
+    return Timing(name, len(prompts), total, marks, rss.peak)
+
+
+def report(timings: list[Timing]) -> str:
+    by = {t.name.split(" ")[0]: t for t in timings}
+    lines = [f"{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}{'peak RSS MB':>13}"]
+    for t in timings:
+        lines.append(f"{t.name:<26}{t.n:>8}{t.total_s:>10.2f}{t.throughput:>11.2f}{t.steady:>10.2f}"
+                     f"{t.peak_bytes / 2**20:>13.0f}")
+    pipe, batched, loop = by["pipeline"], by["batched"], by["loop"]
+    lines += [
+        "",
+        f"pipeline / batched (steady): {pipe.steady / batched.steady:.2f}   (target >= 0.9)",
+        f"pipeline / batched (total):  {pipe.throughput / batched.throughput:.2f}   (with start-up)",
+        f"pipeline / loop (steady):    {pipe.steady / loop.steady:.2f}   (target >= 5)",
+        f"batched / loop (steady):     {batched.steady / loop.steady:.2f}",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--backend", default="transformers")
+    parser.add_argument("--model", default=None, help="backend model (default: the backend's default)")
+    parser.add_argument("--dataset", default="ade")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--n", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (and CPUs of the LLM actor)")
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--delay", type=float, default=0.05, help="fake backend: seconds per generate call")
+    parser.add_argument("--no-ray", action="store_true")
+    args = parser.parse_args()
+    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
+                       "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false"}.items():
+        os.environ.setdefault(key, value)
+
+    from biorab.generation import build_backend
+
+    with tempfile.TemporaryDirectory() as out:
+        config = make_config(args, Path(out))
+        prompts = prompts_of(config)
+        pipeline = time_pipeline(config, use_ray=not args.no_ray)
+        backend = build_backend(config.backend.name, config.backend.params)
+        try:
+            backend.generate(prompts[:1], config.sampling)  # warm-up, as the pipeline's actor is warm
+            sampling, size = config.sampling, args.batch_size
+            batched = time_backend(backend, prompts, sampling, size, "batched (bare backend)")
+            loop = time_backend(backend, prompts, config.sampling, 1, "loop (one prompt a call)")
+        finally:
+            backend.close()
+    print(report([pipeline, batched, loop]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""The experiment config: one YAML file → one frozen `ExperimentConfig`, validated once at the edge.
+
+A run evaluates *cells*: every dataset slice × every retrieval setting. The config is inert (it never touches
+the environment, devices or RNGs); `biorab.runner` reads it and does the work.
+
+Example (``jobs/smoke.yaml``)::
+
+    name: smoke
+    datasets: [{name: ade, split: test, limit: 8}, {name: medmcqa, limit: 8}]
+    retrieval: [{testbed: none}, {testbed: labeled, retriever: bm25, k: 1}]
+    backend: {name: transformers, params: {model: smollm2}}
+    sampling: {max_tokens: 32}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from biorab.generation.base import SamplingParams, stable_digest
+from biorab.params import Params
+
+TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
+ParserMode = Literal["robust", "strict_original"]
+LLMEngine = Literal["actors", "vllm_processor"]
+
+
+class DatasetSpec(Params):
+    """One dataset slice: the first `limit` rows (all when ``None``) of `split`."""
+
+    name: str
+    split: str = "test"
+    limit: int | None = Field(default=None, ge=1)
+
+
+class RetrievalSpec(Params):
+    """One retrieval setting (testbed corpus + retriever + prompt variant).
+
+    Attributes:
+        testbed: ``none`` (no retrieval: zero-shot prompt) or the corpus kind of `biorab.corpora`.
+        rate: corruption rate of the ``counterfactual`` testbed (and any other kind that takes one).
+        retriever: a `RETRIEVERS` name; `params` are its own ``Params``.
+        k: number of retrieved examples put into the prompt.
+        keep_ties: also keep hits tied with the k-th score (the original kept every top-1 tie).
+        tie_pool: how many extra candidates are fetched to find those ties.
+        template: the template variant of `biorab.tasks.get_template`.
+    """
+
+    testbed: TestbedKind = "none"
+    rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    retriever: str = "bm25"
+    params: dict[str, Any] = Field(default_factory=dict)
+    k: int = Field(default=1, ge=1)
+    keep_ties: bool = True
+    tie_pool: int = Field(default=8, ge=0)
+    template: str = "default"
+
+    @model_validator(mode="after")
+    def _rate_only_for_counterfactual(self) -> RetrievalSpec:
+        if self.testbed == "counterfactual" and self.rate is None:
+            raise ValueError("the counterfactual testbed needs a rate (0..1)")
+        return self
+
+    @property
+    def retrieves(self) -> bool:
+        return self.testbed != "none"
+
+
+class BackendSpec(Params):
+    """The generation backend (a `BACKENDS` name) and its own params."""
+
+    name: str = "transformers"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class StageResources(Params):
+    """Resources of one Ray Data actor stage (fractional CPUs so that pools fit on 2 cores)."""
+
+    pool_size: int = Field(default=1, ge=1)
+    num_cpus: float = Field(default=0.5, gt=0.0)
+    num_gpus: float = Field(default=0.0, ge=0.0)
+    batch_size: int = Field(default=8, ge=1)
+
+
+class ResourcesConfig(Params):
+    """Where and how the Ray pipeline runs. Defaults work on a 2-CPU laptop; see docs/pipeline.md for the
+    GPU profile (``llm: {num_gpus: 1, pool_size: <gpus>, batch_size: 64}`` or ``llm_engine: vllm_processor``).
+
+    Attributes:
+        address: Ray address to connect to (``auto``, ``ray://...``); ``None`` starts a local Ray.
+        num_cpus: logical CPUs of the local Ray (ignored with an address).
+        object_store_memory: bytes of the local object store (ignored with an address).
+        temp_dir: Ray's temp dir for the local Ray (short path: Unix socket names are limited).
+        blocks: number of blocks small inputs are repartitioned into (``None``: one per batch, at most 64).
+        task_num_cpus: CPUs of the light task stages (render, parse, write).
+        retrieval: the retrieval actor pool; `llm`: the LLM actor pool.
+        llm_engine: ``actors`` (an actor pool of the configured backend) or ``vllm_processor``
+            (``ray.data.llm``'s vLLM processor; GPU clusters).
+    """
+
+    address: str | None = None
+    num_cpus: int = Field(default=2, ge=1)
+    object_store_memory: int = Field(default=1_000_000_000, ge=78_643_200)
+    temp_dir: str | None = None
+    blocks: int | None = Field(default=None, ge=1)
+    task_num_cpus: float = Field(default=0.25, gt=0.0)
+    retrieval: StageResources = StageResources(num_cpus=0.25, batch_size=8)
+    llm: StageResources = StageResources(num_cpus=1.0, batch_size=8)
+    llm_engine: LLMEngine = "actors"
+
+
+class TrackingConfig(Params):
+    """MLflow tracking. `uri` ``None`` means ``sqlite:///<run dir>/mlflow.db``; a server is one line."""
+
+    enabled: bool = True
+    uri: str | None = None
+    experiment: str | None = None
+
+
+class ExperimentConfig(Params):
+    """A whole experiment: dataset slices × retrieval settings, one backend, one sampling setup.
+
+    Attributes:
+        name: the run's name; outputs go to ``<output_dir>/<name>``.
+        data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
+        seed: seed of corpus corruption and of the bootstrap CIs.
+        n_boot: bootstrap resamples for the CIs.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    data_dir: str | None = None
+    output_dir: str = "runs"
+    seed: int = 0
+    datasets: tuple[DatasetSpec, ...] = Field(min_length=1)
+    retrieval: tuple[RetrievalSpec, ...] = (RetrievalSpec(),)
+    backend: BackendSpec = BackendSpec()
+    sampling: SamplingParams = SamplingParams()
+    parser: ParserMode = "robust"
+    n_boot: int = Field(default=1000, ge=0)
+    resources: ResourcesConfig = ResourcesConfig()
+    tracking: TrackingConfig = TrackingConfig()
+
+    @field_validator("retrieval")
+    @classmethod
+    def _unique_retrieval(cls, value: tuple[RetrievalSpec, ...]) -> tuple[RetrievalSpec, ...]:
+        seen = [spec.model_dump_json() for spec in value]
+        if len(set(seen)) != len(seen):
+            raise ValueError("two retrieval settings are identical")
+        return value
+
+    @field_validator("resources")
+    @classmethod
+    def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
+        # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
+        # Ray Data then waits forever without an error (STACK_NOTES.md §2.4). Refuse such a config.
+        if res.address is not None:
+            return res
+        need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus
+        if any(spec.retrieves for spec in info.data.get("retrieval", ())):
+            need += res.retrieval.pool_size * res.retrieval.num_cpus
+        if need > res.num_cpus:
+            raise ValueError(
+                f"the actor pools and tasks need {need:g} CPUs but the local Ray has resources.num_cpus="
+                f"{res.num_cpus}; lower the pools' num_cpus/pool_size or raise resources.num_cpus (logical "
+                "CPUs may exceed the cores)"
+            )
+        return res
+
+    def run_dir(self) -> Path:
+        return Path(self.output_dir).expanduser().resolve() / self.name
+
+    def cells(self) -> list[Cell]:
+        """Every (dataset slice, retrieval setting) pair, in config order."""
+        return [Cell(ds, rs, self) for ds in self.datasets for rs in self.retrieval]
+
+    def with_limit(self, limit: int | None) -> ExperimentConfig:
+        """A copy whose every dataset slice is limited to `limit` rows (``None``: unchanged)."""
+        if limit is None:
+            return self
+        datasets = tuple(d.model_copy(update={"limit": limit}) for d in self.datasets)
+        return self.model_copy(update={"datasets": datasets})
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (dataset slice, retrieval setting) of an experiment."""
+
+    dataset: DatasetSpec
+    retrieval: RetrievalSpec
+    config: ExperimentConfig
+
+    @property
+    def fingerprint(self) -> str:
+        """Digest of everything that determines this cell's rows, except the slice size, so that a larger
+        ``--limit`` resumes from a smaller one, while a changed backend or prompt never mixes outputs."""
+        cfg = self.config
+        return stable_digest(
+            {
+                "dataset": self.dataset.model_dump(mode="json", exclude={"limit"}),
+                "retrieval": self.retrieval.model_dump(mode="json"),
+                "backend": cfg.backend.model_dump(mode="json"),
+                "sampling": cfg.sampling.model_dump(mode="json"),
+                "parser": cfg.parser,
+                "seed": cfg.seed,
+                "data_dir": cfg.data_dir,
+            }
+        )[:10]
+
+    @property
+    def label(self) -> str:
+        """A readable name, e.g. ``ade-test__labeled-bm25-k1`` or ``medmcqa-test__none``."""
+        r = self.retrieval
+        parts = [f"{self.dataset.name}-{self.dataset.split}", r.testbed]
+        if r.rate is not None:
+            parts[-1] += f"-{r.rate:g}"
+        if r.retrieves:
+            parts[-1] += f"-{r.retriever}-k{r.k}"
+        if r.template != "default":
+            parts.append(r.template)
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", "__".join(parts))
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.label}__{self.fingerprint}"

@@ -1,0 +1,49 @@
+"""What an execution (local or Ray) reports back: counts over the rows it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+# progress(advance, total): called after each written batch with the number of rows it held.
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class ExecutionStats:
+    """Counts of one execution: rows written, fresh generations, cache hits, failed generations."""
+
+    written: int = 0
+    generated: int = 0
+    generation_cache_hits: int = 0
+    generation_failures: int = 0
+    retrieval_cache_hits: int = 0
+    failures_by_error: dict[str, int] = field(default_factory=dict)
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
+        n = 0
+        for row in rows:
+            n += 1
+            self.written += 1
+            if row["gen_error"] is not None:
+                self.generation_failures += 1
+                kind = str(row["gen_error"]).split(":", 1)[0][:80]
+                self.failures_by_error[kind] = self.failures_by_error.get(kind, 0) + 1
+            elif row["gen_cached"]:
+                self.generation_cache_hits += 1
+            else:
+                self.generated += 1
+            if row["retrieval_cached"]:
+                self.retrieval_cache_hits += 1
+        return n
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "written": self.written,
+            "generated": self.generated,
+            "generation_cache_hits": self.generation_cache_hits,
+            "generation_failures": self.generation_failures,
+            "retrieval_cache_hits": self.retrieval_cache_hits,
+            "failures_by_error": dict(self.failures_by_error),
+        }

@@ -1,0 +1,54 @@
+"""The in-process runner: the pipeline's stages, called one batch at a time without Ray.
+
+Used by tests, Serve and ``biorab run --no-ray``; it writes the same shard files as the Ray pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from biorab.experiment import ExperimentConfig
+from biorab.runner.execution import ExecutionStats, ProgressFn
+from biorab.runner.output import write_shards
+from biorab.runner.plan import CellPlan
+from biorab.runner.retrieval_stage import RetrievalStage
+from biorab.runner.rows import stamp
+from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+
+
+def run_local(
+    rows: Sequence[dict[str, Any]],
+    plans: Mapping[str, CellPlan],
+    config: ExperimentConfig,
+    *,
+    cells_dir: Path,
+    stores: tuple[Path, Path],
+    attempt: str,
+    progress: ProgressFn | None = None,
+    backend: Any = None,
+) -> ExecutionStats:
+    """Run every pending row through retrieval → render → generate → parse → write, in batches of the
+    LLM stage's batch size. `backend` (an already built backend) overrides the config's, for tests."""
+    hits_store, generations_store = stores
+    retrieve = RetrievalStage(plans, hits_store)
+    render = RenderStage(plans)
+    generate = GenerationStage(config.backend.name, config.backend.params, config.sampling, generations_store,
+                               backend_obj=backend)
+    parse = ParseStage(plans)
+    stats = ExecutionStats()
+    size = config.resources.llm.batch_size
+    try:
+        for start in range(0, len(rows), size):
+            batch = [dict(r) for r in rows[start : start + size]]
+            batch = parse(generate(render(retrieve(batch))))
+            stamp(batch, attempt)
+            write_shards(batch, cells_dir, attempt)
+            n = stats.add_rows(batch)
+            if progress is not None:
+                progress(n, len(rows))
+    finally:
+        if backend is None:
+            generate.close()
+    return stats

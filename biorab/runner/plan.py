@@ -1,0 +1,95 @@
+"""What a run has to do: the cells of a config, their dataset slices, and which instances are still pending.
+
+A `CellPlan` is the small, picklable description of one cell that every stage (in-process or in a Ray
+actor) receives; it never carries the whole config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
+from biorab.labels import LABELS, RELATIONS
+from biorab.records import Example
+from biorab.runner.output import done_ids
+from biorab.runner.rows import example_row
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One cell as the stages see it."""
+
+    cell_id: str
+    label: str
+    dataset: str
+    split: str
+    task: str
+    retrieval: RetrievalSpec
+    seed: int
+    data_dir: str | None
+    parser: str
+    labels: tuple[str, ...] | None
+
+    @property
+    def retrieves(self) -> bool:
+        return self.retrieval.retrieves
+
+
+@dataclass
+class CellSlice:
+    """A cell's plan, its whole slice of examples and the rows still to compute."""
+
+    plan: CellPlan
+    examples: list[Example]
+    pending: list[dict[str, Any]]
+
+
+def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:
+    """The first `limit` examples of the cell's dataset split (all of them without a limit)."""
+    from biorab.datasets import load_dataset
+
+    examples = load_dataset(cell.dataset.name, cell.dataset.split, data_dir=data_dir)
+    return examples[: cell.dataset.limit] if cell.dataset.limit else examples
+
+
+def cell_labels(dataset: str) -> tuple[str, ...] | None:
+    """The closed label set of a dataset (relation set for triple extraction), if it has one."""
+    return LABELS.get(dataset) or RELATIONS.get(dataset)
+
+
+def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
+    cfg = cell.config
+    task = examples[0].task if examples else ""
+    return CellPlan(
+        cell_id=cell.cell_id,
+        label=cell.label,
+        dataset=cell.dataset.name,
+        split=cell.dataset.split,
+        task=task,
+        retrieval=cell.retrieval,
+        seed=cfg.seed,
+        data_dir=cfg.data_dir,
+        parser=cfg.parser,
+        labels=cell_labels(cell.dataset.name),
+    )
+
+
+def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
+    """Every cell with its slice and its pending rows (instances without a successful row on disk).
+
+    Slices are loaded once per dataset spec, not once per retrieval setting.
+    """
+    loaded: dict[tuple[str, str, int | None], list[Example]] = {}
+    slices = []
+    for cell in config.cells():
+        spec = (cell.dataset.name, cell.dataset.split, cell.dataset.limit)
+        if spec not in loaded:
+            loaded[spec] = load_slice(cell, config.data_dir)
+        examples = loaded[spec]
+        plan = make_plan(cell, examples)
+        done = done_ids(cells_dir / plan.cell_id)
+        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples) if ex.id not in done]
+        slices.append(CellSlice(plan, examples, pending))
+    return slices

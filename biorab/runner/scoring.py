@@ -1,0 +1,81 @@
+"""Metrics with CIs computed from the rows on disk (never from in-memory state), so a resumed run and an
+uninterrupted run report identical numbers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biorab.errors import BioRABError
+from biorab.labels import LABELS
+from biorab.records import Example
+from biorab.runner.output import latest_rows, read_all_rows
+from biorab.runner.plan import CellPlan
+from biorab.runner.rows import row_prediction, to_table
+
+
+@dataclass
+class CellResult:
+    """A cell's final numbers and where its consolidated predictions are."""
+
+    plan: CellPlan
+    n: int
+    metrics: dict[str, dict[str, float | None]]
+    parse_failures: int
+    generation_failures: int
+    predictions_path: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell_id": self.plan.cell_id,
+            "cell": self.plan.label,
+            "dataset": self.plan.dataset,
+            "split": self.plan.split,
+            "task": self.plan.task,
+            "testbed": self.plan.retrieval.testbed,
+            "retriever": self.plan.retrieval.retriever if self.plan.retrieves else None,
+            "n": self.n,
+            "metrics": self.metrics,
+            "parse_failures": self.parse_failures,
+            "generation_failures": self.generation_failures,
+            "predictions": str(self.predictions_path),
+        }
+
+
+def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
+    """One row per instance of the slice, in slice order; an instance without any row is an error."""
+    best = latest_rows(read_all_rows(cells_dir / plan.cell_id))
+    missing = [ex.id for ex in examples if ex.id not in best]
+    if missing:
+        raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "
+                          f"(first: {missing[0]}); run again with --resume to compute them")
+    return [best[ex.id] for ex in examples]
+
+
+def score_cell(
+    plan: CellPlan, examples: list[Example], cells_dir: Path, out_dir: Path, *, n_boot: int, seed: int
+) -> CellResult:
+    """Consolidate the cell's rows into ``out_dir/predictions/<cell_id>.parquet`` and score them."""
+    import pyarrow.parquet as pq
+
+    from biorab.metrics import score
+
+    rows = final_rows(plan, examples, cells_dir)
+    path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(to_table(rows), path)
+    golds = [r["label"] for r in rows]
+    preds = [row_prediction(r) for r in rows]
+    report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed)
+    payload = report.to_json()
+    failures = sum(r["gen_error"] is not None for r in rows)
+    return CellResult(plan, payload["n"], payload["metrics"], payload["parse_failures"], failures, path)
+
+
+def write_summary(results: list[CellResult], stats: dict[str, Any], run_dir: Path) -> Path:
+    path = run_dir / "summary.json"
+    path.write_text(json.dumps({"cells": [r.to_json() for r in results], "execution": stats}, indent=2))
+    return path

@@ -1,0 +1,118 @@
+"""Content-keyed stores for retrieval hits and generations (SQLite in WAL mode).
+
+A key is the sha256 of everything that determines the value, so the same work is done once across cells,
+testbeds, reruns and concurrent actor processes on one node. Writes are ``INSERT OR IGNORE``: two
+processes that computed the same value race harmlessly. Failed generations are never stored, so the next
+run retries them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from biorab.generation.base import SamplingParams, stable_digest
+from biorab.records import Generation, Hit, Prompt
+
+_BUSY_TIMEOUT_MS = 60_000
+
+
+class ContentStore:
+    """A persistent ``key -> JSON text`` map in one SQLite file, safe for several processes on one node.
+
+    The connection is opened lazily and re-opened after a fork (Ray workers, multiprocessing), because a
+    SQLite connection must not cross processes.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored values of those `keys` that are present."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, str] = {}
+        conn = self._connection()
+        for start in range(0, len(wanted), 500):  # SQLite limits the number of bound parameters
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(conn.execute(f"SELECT key, value FROM kv WHERE key IN ({marks})", chunk).fetchall())
+        return found
+
+    def put_many(self, items: Mapping[str, str]) -> None:
+        if not items:
+            return
+        conn = self._connection()
+        with conn:  # one transaction: a kill leaves either all or none of the batch
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR IGNORE INTO kv (key, value) VALUES (?, ?)", list(items.items()))
+
+    def __len__(self) -> int:
+        return int(self._connection().execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+
+    def close(self) -> None:
+        if self._conn is not None and self._pid == os.getpid():
+            self._conn.close()
+        self._conn = None
+
+
+def hits_key(*, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int) -> str:
+    """Key of one query's hits: (retriever fingerprint, corpus digest, query text, k, tie rule)."""
+    return stable_digest(["hits/v1", retriever, corpus, query, k, keep_ties, tie_pool if keep_ties else 0])
+
+
+def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:
+    """Key of one generation: (model digest, prompt, stops, output constraint, sampling params + seed)."""
+    constraint = prompt.constraint.to_json() if prompt.constraint else None
+    return stable_digest(
+        ["gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, params.digest()]
+    )
+
+
+class HitStore:
+    """Retrieval hits by `hits_key`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.store = ContentStore(path)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, list[Hit]]:
+        raw = self.store.get_many(keys)
+        return {k: [Hit.from_row(h) for h in json.loads(v)] for k, v in raw.items()}
+
+    def put_many(self, items: Mapping[str, Sequence[Hit]]) -> None:
+        self.store.put_many({k: json.dumps([h.to_row() for h in v]) for k, v in items.items()})
+
+
+class GenerationStore:
+    """Successful generations by `generation_key` (an errored `Generation` is refused)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.store = ContentStore(path)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Generation]:
+        raw = self.store.get_many(keys)
+        return {k: Generation.from_row(json.loads(v)) for k, v in raw.items()}
+
+    def put_many(self, items: Mapping[str, Generation]) -> None:
+        good = {k: json.dumps(g.to_row()) for k, g in items.items() if g.error is None}
+        self.store.put_many(good)
+
+
+def default_store_paths(cache_root: Path) -> tuple[Path, Path]:
+    """(hits store, generations store) under the cache root."""
+    return cache_root / "runner" / "hits.sqlite", cache_root / "runner" / "generations.sqlite"

@@ -1,0 +1,83 @@
+"""Load and check an experiment config before any work starts.
+
+Pydantic checks shapes and ranges; this module checks the names against the registries, each component's
+own params against its ``Params`` and each dataset split against what is staged, so a typo fails in a
+second with the key and the file, not an hour into a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biorab.build import build_params
+from biorab.config_loading import load_config
+from biorab.errors import BioRABError, ConfigError, UnknownNameError
+from biorab.experiment import ExperimentConfig
+from biorab.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
+
+
+def load_experiment(path: str | Path, *, check_data: bool = True) -> ExperimentConfig:
+    """Read `path` into an `ExperimentConfig` and check names, component params and splits.
+
+    Raises:
+        ConfigError: naming the dotted key (e.g. ``retrieval.1.retriever``) and the file.
+    """
+    config = load_config(ExperimentConfig, path)
+    check_experiment(config, path=path, check_data=check_data)
+    return config
+
+
+def _check_name(registry: Registry[object], name: str, key: str, path: str | Path | None) -> None:
+    try:
+        registry.get(name)
+    except UnknownNameError as e:
+        raise ConfigError(str(e), key=key, path=path) from e
+    except ImportError as e:  # a lazily registered component whose package is not installed here
+        raise ConfigError(f"{registry.kind} {name!r} cannot be loaded here ({e}); install its extra or "
+                          "validate on the machine that runs it", key=key, path=path) from e
+
+
+def check_experiment(
+    config: ExperimentConfig, *, path: str | Path | None = None, check_data: bool = True
+) -> None:
+    """Check every name and component param of `config` (see `load_experiment`)."""
+    _check_name(BACKENDS, config.backend.name, "backend.name", path)
+    build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params", path=path)
+    for i, spec in enumerate(config.retrieval):
+        if not spec.retrieves:
+            continue
+        if spec.testbed not in CORPORA:
+            raise ConfigError(f"unknown corpus kind {spec.testbed!r}; known: {', '.join(CORPORA.names())}",
+                              key=f"retrieval.{i}.testbed", path=path)
+        _check_name(RETRIEVERS, spec.retriever, f"retrieval.{i}.retriever", path)
+        build_params(RETRIEVERS, spec.retriever, spec.params, key=f"retrieval.{i}.params", path=path)
+    for i, ds in enumerate(config.datasets):
+        _check_name(DATASETS, ds.name, f"datasets.{i}.name", path)
+        if check_data:
+            _check_split(config, i, path)
+    _check_templates(config, path)
+
+
+def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> None:
+    from biorab.datasets import dataset_splits
+
+    ds = config.datasets[i]
+    splits = dataset_splits(ds.name, data_dir=config.data_dir)
+    if ds.split not in splits:
+        raise ConfigError(f"dataset {ds.name!r} has no split {ds.split!r}; staged: {', '.join(splits)}",
+                          key=f"datasets.{i}.split", path=path)
+
+
+def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
+    from biorab.labels import DATASET_TASKS
+    from biorab.tasks import get_template
+
+    for i, spec in enumerate(config.retrieval):
+        for ds in config.datasets:
+            try:
+                get_template(ds.name, variant=spec.template, task=DATASET_TASKS.get(ds.name))
+            except ConfigError:
+                raise
+            except (BioRABError, KeyError, ValueError) as e:
+                raise ConfigError(f"no template variant {spec.template!r} for {ds.name!r}: {e}",
+                                  key=f"retrieval.{i}.template", path=path) from e

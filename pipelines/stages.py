@@ -1,0 +1,61 @@
+"""Ray Data wrappers of the `biorab.runner.stages` callables: Arrow batch in, Arrow batch out.
+
+Actor classes (`RetrievalActor`, `GenerationActor`) build their index or model once in ``__init__``/on
+first use; the task functions (`render_batch`, `parse_batch`, `write_batch`) are stateless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biorab.generation.base import SamplingParams
+from biorab.runner.output import write_shards
+from biorab.runner.plan import CellPlan
+from biorab.runner.retrieval_stage import RetrievalStage
+from biorab.runner.rows import from_table, stamp, to_table
+from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+
+# What the write stage hands back to the driver: enough to count progress, cache hits and failures.
+RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached")
+
+
+class RetrievalActor:
+    """One retrieval actor: builds each cell's corpus and index once, then serves batches."""
+
+    def __init__(self, plans: Mapping[str, CellPlan], hits_store: str) -> None:
+        self.stage = RetrievalStage(plans, hits_store)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return to_table(self.stage(from_table(batch)))
+
+
+class GenerationActor:
+    """One LLM actor: loads the configured backend once, then generates batches through the cache."""
+
+    def __init__(self, backend: str, backend_params: dict[str, Any], sampling: dict[str, Any],
+                 generations_store: str) -> None:
+        self.stage = GenerationStage(backend, backend_params, SamplingParams(**sampling), generations_store)
+        _ = self.stage.backend.model_digest  # load the model now, not inside the first batch
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return to_table(self.stage(from_table(batch)))
+
+
+def render_batch(batch: pa.Table, plans: Mapping[str, CellPlan]) -> pa.Table:
+    return to_table(RenderStage(plans)(from_table(batch)))
+
+
+def parse_batch(batch: pa.Table, plans: Mapping[str, CellPlan]) -> pa.Table:
+    return to_table(ParseStage(plans)(from_table(batch)))
+
+
+def write_batch(batch: pa.Table, cells_dir: str, attempt: str) -> pa.Table:
+    """Write the batch as append-only shard files; return the receipt columns only."""
+    rows = from_table(batch)
+    stamp(rows, attempt)
+    write_shards(rows, Path(cells_dir), attempt)
+    return to_table(rows).select(list(RECEIPT_COLUMNS))
