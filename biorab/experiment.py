@@ -47,7 +47,13 @@ class RetrievalSpec(Params):
         k: number of retrieved examples put into the prompt.
         keep_ties: also keep hits tied with the k-th score (the original kept every top-1 tie).
         tie_pool: how many extra candidates are fetched to find those ties.
+        dedupe: drop retrieved examples whose (key, value) repeats an earlier one (the original's top-1
+            with ties did; its BM25 top-3 classification prompts did not: ``dedupe: false``). Also passed
+            to the retriever as its ``dedupe`` param.
         template: the template variant of `biorab.tasks.get_template`.
+        awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
+            top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
+            the ``negative_awareness`` testbed and off otherwise; ``true`` needs a retrieving testbed.
     """
 
     testbed: TestbedKind = "none"
@@ -57,7 +63,9 @@ class RetrievalSpec(Params):
     k: int = Field(default=1, ge=1)
     keep_ties: bool = True
     tie_pool: int = Field(default=8, ge=0)
+    dedupe: bool = True
     template: str = "default"
+    awareness_probe: bool | None = None
 
     @model_validator(mode="after")
     def _rate_only_for_counterfactual(self) -> RetrievalSpec:
@@ -65,9 +73,46 @@ class RetrievalSpec(Params):
             raise ValueError("the counterfactual testbed needs a rate (0..1)")
         return self
 
+    @model_validator(mode="after")
+    def _probe_needs_hits(self) -> RetrievalSpec:
+        if self.awareness_probe and not self.retrieves:
+            raise ValueError("awareness_probe needs retrieved examples; testbed 'none' has none")
+        return self
+
+    @model_validator(mode="after")
+    def _one_dedupe_switch(self) -> RetrievalSpec:
+        # Two switches that disagree would silently keep or drop duplicates depending on the stage.
+        if "dedupe" in self.params and self.params["dedupe"] != self.dedupe:
+            raise ValueError(f"params.dedupe={self.params['dedupe']!r} contradicts dedupe={self.dedupe}; "
+                             "set only the retrieval entry's dedupe")
+        return self
+
     @property
     def retrieves(self) -> bool:
         return self.testbed != "none"
+
+    @property
+    def probes(self) -> bool:
+        """Whether the awareness probe runs (the default: on for the ``negative_awareness`` testbed)."""
+        if self.awareness_probe is None:
+            return self.testbed == "negative_awareness"
+        return self.awareness_probe
+
+    @property
+    def retriever_params(self) -> dict[str, Any]:
+        """The retriever's params, with ``dedupe: false`` passed on when the setting keeps duplicates
+        (left out otherwise, so that default settings keep their fingerprints and cache keys)."""
+        return dict(self.params) if self.dedupe else {**self.params, "dedupe": False}
+
+    def fingerprint_json(self) -> dict[str, Any]:
+        """The setting as digested into cell fingerprints: options at their defaults are left out, so that
+        adding an option never changes the fingerprint (and resume) of existing configs."""
+        data = self.model_dump(mode="json", exclude={"awareness_probe"})
+        if self.dedupe:
+            del data["dedupe"]
+        if self.probes:
+            data["awareness_probe"] = True
+        return data
 
 
 class BackendSpec(Params):
@@ -154,6 +199,14 @@ class ExperimentConfig(Params):
 
     @field_validator("resources")
     @classmethod
+    def _probe_engine(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
+        if res.llm_engine == "vllm_processor" and any(s.probes for s in info.data.get("retrieval", ())):
+            raise ValueError("llm_engine vllm_processor does not run the awareness probe; use llm_engine "
+                             "actors (backend vllm) or set awareness_probe: false")
+        return res
+
+    @field_validator("resources")
+    @classmethod
     def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
         # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
         # Ray Data then waits forever without an error (STACK_NOTES.md §2.4). Refuse such a config.
@@ -201,7 +254,7 @@ class Cell:
         return stable_digest(
             {
                 "dataset": self.dataset.model_dump(mode="json", exclude={"limit"}),
-                "retrieval": self.retrieval.model_dump(mode="json"),
+                "retrieval": self.retrieval.fingerprint_json(),
                 "backend": cfg.backend.model_dump(mode="json"),
                 "sampling": cfg.sampling.model_dump(mode="json"),
                 "parser": cfg.parser,
@@ -218,7 +271,7 @@ class Cell:
         if r.rate is not None:
             parts[-1] += f"-{r.rate:g}"
         if r.retrieves:
-            parts[-1] += f"-{r.retriever}-k{r.k}"
+            parts[-1] += f"-{r.retriever}-k{r.k}" + ("" if r.dedupe else "-dups")
         if r.template != "default":
             parts.append(r.template)
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", "__".join(parts))

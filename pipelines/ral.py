@@ -1,7 +1,8 @@
 """The retrieval-augmented LLM (RAL) pipeline on Ray Data.
 
-    examples → retrieval (actor pool) → render (tasks) → LLM (actor pool | vLLM processor)
-             → parse (tasks) → write Parquet shards (tasks) → receipts to the driver
+    examples → retrieval (actor pool) → render (tasks) → LLM (actor pool | vLLM processor; the
+             awareness probe of probing cells runs in the same LLM actor) → parse (tasks)
+             → write Parquet shards (tasks) → receipts to the driver
 
 Each stage is a `biorab.runner.stages` callable; this module only adds resources, batching and I/O.
 """
@@ -68,20 +69,23 @@ def build_pipeline(
         ds = ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
                             "hits_store": str(stores[0])}, **_actor_args(res.retrieval))
     ds = ds.map_batches(render_batch, **task)
-    ds = _llm_stage(ds, config, str(stores[1]))
+    ds = _llm_stage(ds, config, str(stores[1]), plans)
     ds = ds.map_batches(parse_batch, **task)
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
                           fn_kwargs={"cells_dir": str(cells_dir), "attempt": attempt})
 
 
-def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str) -> Any:
-    if config.resources.llm_engine == "vllm_processor":
+def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
+               plans: Mapping[str, CellPlan]) -> Any:
+    if config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
         from pipelines.vllm_processor import vllm_processor_stage
 
         return vllm_processor_stage(ds, config, generations_store)
     kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
-              "sampling": config.sampling.model_dump(), "generations_store": generations_store}
+              "sampling": config.sampling.model_dump(), "generations_store": generations_store,
+              # only the probing cells' plans: the actor probes their rows after the task generation
+              "plans": {k: p for k, p in plans.items() if p.retrieval.probes}}
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
 
 

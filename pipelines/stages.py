@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from biorab.generation.base import SamplingParams
+from biorab.runner.awareness_stage import ProbeStage
 from biorab.runner.output import write_shards
 from biorab.runner.plan import CellPlan
 from biorab.runner.retrieval_stage import RetrievalStage
@@ -20,7 +21,8 @@ from biorab.runner.rows import from_table, stamp, to_table
 from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
-RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached")
+RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached", "probe_gen_error",
+                   "probe_gen_cached")
 
 
 class RetrievalActor:
@@ -34,15 +36,20 @@ class RetrievalActor:
 
 
 class GenerationActor:
-    """One LLM actor: loads the configured backend once, then generates batches through the cache."""
+    """One LLM actor: loads the configured backend once, then generates batches through the cache.
+
+    With `plans`, rows of probing cells also get the awareness probe from the same loaded model, right
+    after their task generation (the probe does not read the task output, so it need not wait for the
+    parse tasks, and a second model copy in another actor pool is avoided)."""
 
     def __init__(self, backend: str, backend_params: dict[str, Any], sampling: dict[str, Any],
-                 generations_store: str) -> None:
+                 generations_store: str, plans: Mapping[str, CellPlan] | None = None) -> None:
         self.stage = GenerationStage(backend, backend_params, SamplingParams(**sampling), generations_store)
+        self.probe = ProbeStage(plans or {}, self.stage)
         _ = self.stage.backend.model_digest  # load the model now, not inside the first batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        return to_table(self.stage(from_table(batch)))
+        return to_table(self.probe(self.stage(from_table(batch))))
 
 
 def render_batch(batch: pa.Table, plans: Mapping[str, CellPlan]) -> pa.Table:

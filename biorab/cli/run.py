@@ -33,6 +33,8 @@ def run(
     stats = result.stats
     err.print(f"generated {stats.generated}, from cache {stats.generation_cache_hits}, "
               f"failed {stats.generation_failures} (failed rows are retried by the next run)")
+    if stats.probe_generated or stats.probe_cache_hits:
+        err.print(f"awareness probes: generated {stats.probe_generated}, from cache {stats.probe_cache_hits}")
     Console().print(_table(result))
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
@@ -80,15 +82,19 @@ def _table(result: Any) -> Any:
 
     from biorab.metrics.scoring import PRIMARY_METRIC
     from biorab.runner.report import metric_cell
+    from biorab.runner.scoring import AWARENESS_METRICS
 
     table = Table(title="headline metric per cell (95% bootstrap CI); all metrics: report.md / MLflow")
     for col in ("cell", "task", "n", "metric", "value [CI]", "parse fail", "gen fail"):
         table.add_column(col, overflow="fold")
     for cell in result.cells:
         name = PRIMARY_METRIC.get(cell.plan.task, next(iter(cell.metrics), ""))
-        value = metric_cell(cell.metrics[name]) if name in cell.metrics else "n/a"
-        table.add_row(cell.plan.label, cell.plan.task, str(cell.n), name, value,
-                      str(cell.parse_failures), str(cell.generation_failures))
+        # Probing cells also show both negative-awareness rates (Testbed 4's headline numbers).
+        names = [name] + [m for m in AWARENESS_METRICS if m in cell.metrics]
+        for metric in names:
+            value = metric_cell(cell.metrics[metric]) if metric in cell.metrics else "n/a"
+            table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
+                          str(cell.parse_failures), str(cell.generation_failures))
     return table
 
 

@@ -4,7 +4,7 @@ Public API:
     score(task, golds, predictions, *, labels=None, n_boot=1000, seed=0) -> ScoreReport
     compare(task, golds, predictions_a, predictions_b, *, metric=None, labels=None, n_boot=1000, seed=0)
     mcnemar(correct_a, correct_b) -> McNemarResult
-    negative_awareness(task_correct, judgments, *, negative_answer="True", ...) -> AwarenessReport
+    negative_awareness(task_correct, judgments, *, negative_answer="False", ...) -> AwarenessReport
 """
 
 from __future__ import annotations

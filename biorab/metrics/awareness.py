@@ -7,9 +7,12 @@ t counts true negatives it judges negative, f counts false negatives it judges n
 
     true negative-awareness rate  = t / l^t        false negative-awareness rate = f / l^f
 
-The paper (and the original `11_metric_na_rate.py`) writes the judgement "negative" as the answer
-``True`` and "not negative" as ``False``; `negative_answer` makes that mapping explicit. The original
-script computed both rates on the true-negative file; here each rate reads its own group.
+The probe (`biorab.tasks.render_awareness_probe`, the original instruction verbatim) asks for ``False``
+when the example is negative and ``True`` when it is not, so by default `negative_answer` is
+`biorab.tasks.awareness.AWARENESS_NEGATIVE` (``"False"``): the one definition the probe, the pipeline
+and this metric share. The paper's metric text (and `11_metric_na_rate.py`) counts ``True`` as
+"negative"; pass ``negative_answer="True", not_negative_answer="False"`` for outputs of a probe worded that
+way. The original script computed both rates on the true-negative file; here each rate reads its own group.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.report import MetricValue
 from biorab.registry import METRICS
+from biorab.tasks.awareness import AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
 
 TASKS: frozenset[str] = frozenset({"triple_extraction", "link_prediction", "classification", "qa", "nli"})
 
@@ -62,15 +66,15 @@ def awareness_table(
     task_correct: Sequence[bool],
     judgments: Sequence[str | None],
     *,
-    negative_answer: str = "True",
-    not_negative_answer: str = "False",
+    negative_answer: str = AWARENESS_NEGATIVE,
+    not_negative_answer: str = AWARENESS_NOT_NEGATIVE,
 ) -> AwarenessTable:
     """Encode judgements: `negative_answer` -> 1, `not_negative_answer` -> 0, anything else -> -1.
 
     Judgements are the probe's *parsed* answers (exact strings); ``None`` is an unparseable answer.
 
-    >>> awareness_table([False, True], ["True", "maybe"]).judged_negative.tolist()
-    [1, -1]
+    >>> awareness_table([False, True, True], ["False", "True", "maybe"]).judged_negative.tolist()
+    [1, 0, -1]
     """
     if len(task_correct) != len(judgments):
         raise ValueError(f"{len(task_correct)} correctness flags but {len(judgments)} judgements")
@@ -127,8 +131,8 @@ def negative_awareness(
     task_correct: Sequence[bool],
     judgments: Sequence[str | None],
     *,
-    negative_answer: str = "True",
-    not_negative_answer: str = "False",
+    negative_answer: str = AWARENESS_NEGATIVE,
+    not_negative_answer: str = AWARENESS_NOT_NEGATIVE,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> AwarenessReport:
@@ -138,12 +142,13 @@ def negative_awareness(
         task_correct: per instance, whether the task output produced with the counterfactual example was
             correct (False -> a true negative, True -> a false negative).
         judgments: the parsed answer of the awareness probe per instance (``None`` if unparseable).
-        negative_answer: the answer that means "the retrieved example is negative" (paper: ``True``).
-        not_negative_answer: the answer that means "not negative" (paper: ``False``).
+        negative_answer: the answer that means "the retrieved example is negative" (default ``"False"``,
+            as the probe instruction asks; the paper's metric text uses ``"True"``).
+        not_negative_answer: the answer that means "not negative" (default ``"True"``).
         n_boot: bootstrap resamples (over instances, both groups together).
         seed: seed of the resampling.
 
-    >>> report = negative_awareness([False, False, True, True], ["True", "False", "False", None], n_boot=0)
+    >>> report = negative_awareness([False, False, True, True], ["False", "True", "True", None], n_boot=0)
     >>> report.metrics["true_negative_awareness_rate"].value, report.counts["f"]
     (0.5, 1)
     """

@@ -12,13 +12,18 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass
 class ExecutionStats:
-    """Counts of one execution: rows written, fresh generations, cache hits, failed generations."""
+    """Counts of one execution: rows written, fresh generations, cache hits, failed generations.
+
+    Task and awareness-probe generations are counted apart (`probe_*`); a failed probe counts as a
+    generation failure (its row is retried by the next run)."""
 
     written: int = 0
     generated: int = 0
     generation_cache_hits: int = 0
     generation_failures: int = 0
     retrieval_cache_hits: int = 0
+    probe_generated: int = 0
+    probe_cache_hits: int = 0
     failures_by_error: dict[str, int] = field(default_factory=dict)
 
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
@@ -27,16 +32,28 @@ class ExecutionStats:
             n += 1
             self.written += 1
             if row["gen_error"] is not None:
-                self.generation_failures += 1
-                kind = str(row["gen_error"]).split(":", 1)[0][:80]
-                self.failures_by_error[kind] = self.failures_by_error.get(kind, 0) + 1
+                self._failure(row["gen_error"])
             elif row["gen_cached"]:
                 self.generation_cache_hits += 1
             else:
                 self.generated += 1
             if row["retrieval_cached"]:
                 self.retrieval_cache_hits += 1
+            self._probe(row)
         return n
+
+    def _probe(self, row: dict[str, Any]) -> None:
+        if row.get("probe_gen_error") is not None:
+            self._failure(row["probe_gen_error"])
+        elif row.get("probe_gen_cached"):
+            self.probe_cache_hits += 1
+        elif row.get("probe_gen_cached") is False:
+            self.probe_generated += 1
+
+    def _failure(self, error: object) -> None:
+        self.generation_failures += 1
+        kind = str(error).split(":", 1)[0][:80]
+        self.failures_by_error[kind] = self.failures_by_error.get(kind, 0) + 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,5 +62,7 @@ class ExecutionStats:
             "generation_cache_hits": self.generation_cache_hits,
             "generation_failures": self.generation_failures,
             "retrieval_cache_hits": self.retrieval_cache_hits,
+            "probe_generated": self.probe_generated,
+            "probe_cache_hits": self.probe_cache_hits,
             "failures_by_error": dict(self.failures_by_error),
         }

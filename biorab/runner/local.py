@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.experiment import ExperimentConfig
+from biorab.runner.awareness_stage import ProbeStage
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import write_shards
 from biorab.runner.plan import CellPlan
@@ -29,20 +30,22 @@ def run_local(
     progress: ProgressFn | None = None,
     backend: Any = None,
 ) -> ExecutionStats:
-    """Run every pending row through retrieval → render → generate → parse → write, in batches of the
-    LLM stage's batch size. `backend` (an already built backend) overrides the config's, for tests."""
+    """Run every pending row through retrieval → render → generate → parse → awareness probe → write, in
+    batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
+    for tests. The probe acts only on rows of cells whose retrieval setting probes."""
     hits_store, generations_store = stores
     retrieve = RetrievalStage(plans, hits_store)
     render = RenderStage(plans)
     generate = GenerationStage(config.backend.name, config.backend.params, config.sampling, generations_store,
                                backend_obj=backend)
     parse = ParseStage(plans)
+    probe = ProbeStage(plans, generate)
     stats = ExecutionStats()
     size = config.resources.llm.batch_size
     try:
         for start in range(0, len(rows), size):
             batch = [dict(r) for r in rows[start : start + size]]
-            batch = parse(generate(render(retrieve(batch))))
+            batch = probe(parse(generate(render(retrieve(batch)))))
             stamp(batch, attempt)
             write_shards(batch, cells_dir, attempt)
             n = stats.add_rows(batch)

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from biorab.errors import DataError
 from biorab.generation.base import stable_digest
-from biorab.runner.rows import ROW_SCHEMA, from_table, to_table
+from biorab.runner.rows import ROW_SCHEMA, from_table, row_error, to_table
 
 SHARD_GLOB = "part-*.parquet"
 
@@ -71,12 +71,12 @@ def latest_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _rank(row: dict[str, Any]) -> tuple[bool, float]:
-    return (row["gen_error"] is None, row["written_at"] or 0.0)
+    return (row_error(row) is None, row["written_at"] or 0.0)
 
 
 def done_ids(cell_dir: Path) -> set[str]:
     """Ids of the instances that already have a successful row in the cell."""
-    return {r["id"] for r in read_all_rows(cell_dir) if r["gen_error"] is None}
+    return {r["id"] for r in read_all_rows(cell_dir) if row_error(r) is None}
 
 
 def clean_temporaries(cell_dir: Path) -> None:

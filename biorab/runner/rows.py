@@ -43,6 +43,14 @@ ROW_SCHEMA = pa.schema(
         ("pred_label", pa.string()),
         ("pred_ok", pa.bool_()),
         ("pred_scores", pa.string()),
+        # The negative-awareness probe (cells with `awareness_probe`; null elsewhere): its prompt, its
+        # generation, and the parsed True/False judgement (null when unparsable or not asked).
+        ("probe_prompt", pa.string()),
+        ("probe_gen_key", pa.string()),
+        ("probe_gen_text", pa.string()),
+        ("probe_gen_error", pa.string()),
+        ("probe_gen_cached", pa.bool_()),
+        ("probe_judgement", pa.string()),
         ("attempt", pa.string()),  # id of the `biorab run` invocation that wrote the row
         ("written_at", pa.float64()),
     ]
@@ -107,6 +115,19 @@ def row_prediction(row: dict[str, Any]) -> Prediction:
         {"label": row["pred_label"], "raw": row["gen_text"] or "", "ok": bool(row["pred_ok"]),
          "scores": row["pred_scores"]}
     )
+
+
+def set_probe(
+    row: dict[str, Any], prompt: Prompt, gen: Generation, *, key: str, cached: bool, judgement: str | None
+) -> None:
+    row.update(probe_prompt=prompt.text, probe_gen_key=key, probe_gen_text=gen.text,
+               probe_gen_error=gen.error, probe_gen_cached=cached, probe_judgement=judgement)
+
+
+def row_error(row: dict[str, Any]) -> str | None:
+    """The row's first failed generation (task, then probe), or ``None`` when every generation succeeded."""
+    task_error = row.get("gen_error")
+    return task_error if task_error is not None else row.get("probe_gen_error")
 
 
 def stamp(rows: Iterable[dict[str, Any]], attempt: str) -> None:

@@ -13,7 +13,10 @@ from biorab.labels import LABELS
 from biorab.records import Example
 from biorab.runner.output import latest_rows, read_all_rows
 from biorab.runner.plan import CellPlan
-from biorab.runner.rows import row_prediction, to_table
+from biorab.runner.rows import row_error, row_prediction, to_table
+
+#: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
+AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
 
 
 @dataclass
@@ -42,6 +45,7 @@ class CellResult:
             "parse_failures": self.parse_failures,
             "generation_failures": self.generation_failures,
             "predictions": str(self.predictions_path),
+            **self.extra,
         }
 
 
@@ -71,8 +75,37 @@ def score_cell(
     preds = [row_prediction(r) for r in rows]
     report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed)
     payload = report.to_json()
-    failures = sum(r["gen_error"] is not None for r in rows)
-    return CellResult(plan, payload["n"], payload["metrics"], payload["parse_failures"], failures, path)
+    metrics, extra = dict(payload["metrics"]), {}
+    if plan.retrieval.probes:
+        awareness = score_awareness(plan, rows, preds, n_boot=n_boot, seed=seed)
+        metrics.update(awareness["metrics"])
+        extra["awareness_counts"] = awareness["counts"]
+    failures = sum(row_error(r) is not None for r in rows)
+    return CellResult(plan, payload["n"], metrics, payload["parse_failures"], failures, path, extra)
+
+
+def score_awareness(
+    plan: CellPlan, rows: list[dict[str, Any]], preds: list[Any], *, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """The negative-awareness rates of a probing cell, from its rows.
+
+    An instance is a true negative when its task output is wrong and a false negative when it is right
+    (per-instance correctness of `biorab.metrics`: label equality; for triples the predicted set equals
+    the gold set). Its judgement is the parsed probe answer (``None``: unparsable or a failed probe, which
+    counts as unaware). Instances without a probe (no retrieved example) are left out, counted as
+    ``not_probed``. The answers are read with the metric's default mapping, the one the probe asks for.
+    """
+    from biorab.metrics import negative_awareness
+    from biorab.metrics.tables import instance_table
+
+    golds = [r["label"] for r in rows]
+    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset)).correct
+    asked = [i for i, r in enumerate(rows) if r["probe_prompt"] is not None]
+    judgements = [rows[i]["probe_judgement"] for i in asked]
+    report = negative_awareness([bool(correct[i]) for i in asked], judgements, n_boot=n_boot, seed=seed)
+    payload = report.to_json()
+    payload["counts"]["not_probed"] = len(rows) - len(asked)
+    return payload
 
 
 def write_summary(results: list[CellResult], stats: dict[str, Any], run_dir: Path) -> Path:

@@ -82,23 +82,34 @@ class GenerationStage:
         return self._backend
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        prompts = [row_prompt(row) for row in rows]
-        digest = self.backend.model_digest
-        keys = [generation_key(digest, p, self.sampling) for p in prompts]
-        cached = self.store.get_many(keys)
-        todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in cached}
-        fresh = self._generate(list(todo.values()), list(todo))
-        self.store.put_many(fresh)
-        for row, key in zip(rows, keys, strict=True):
-            hit = key in cached
-            set_generation(row, cached[key] if hit else fresh[key], key=key, cached=hit)
+        results = self.generate_prompts([row_prompt(row) for row in rows])
+        for row, (gen, key, hit) in zip(rows, results, strict=True):
+            set_generation(row, gen, key=key, cached=hit)
         return rows
 
-    def _generate(self, prompts: Sequence[Prompt], keys: Sequence[str]) -> dict[str, Generation]:
+    def generate_prompts(
+        self, prompts: Sequence[Prompt], sampling: SamplingParams | None = None
+    ) -> list[tuple[Generation, str, bool]]:
+        """(generation, cache key, from the store?) per prompt, with `sampling` (default: the stage's).
+
+        Also used by the awareness probe, so the probe shares the loaded model, the store and the keys.
+        """
+        params = sampling or self.sampling
+        digest = self.backend.model_digest
+        keys = [generation_key(digest, p, params) for p in prompts]
+        cached = self.store.get_many(keys)
+        todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in cached}
+        fresh = self._generate(list(todo.values()), list(todo), params)
+        self.store.put_many(fresh)
+        return [(cached[k], k, True) if k in cached else (fresh[k], k, False) for k in keys]
+
+    def _generate(
+        self, prompts: Sequence[Prompt], keys: Sequence[str], sampling: SamplingParams
+    ) -> dict[str, Generation]:
         if not prompts:
             return {}
         try:
-            gens = self.backend.generate(prompts, self.sampling)
+            gens = self.backend.generate(prompts, sampling)
         except BackendError as e:  # the whole call failed after the backend's own retries
             gens = [Generation(text="", error=f"{type(e).__name__}: {e}") for _ in prompts]
         if len(gens) != len(prompts):

@@ -71,9 +71,14 @@ class ContentStore:
         self._conn = None
 
 
-def hits_key(*, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int) -> str:
-    """Key of one query's hits: (retriever fingerprint, corpus digest, query text, k, tie rule)."""
-    return stable_digest(["hits/v1", retriever, corpus, query, k, keep_ties, tie_pool if keep_ties else 0])
+def hits_key(
+    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True
+) -> str:
+    """Key of one query's hits: (retriever fingerprint, corpus digest, query text, k, tie rule, dedupe).
+
+    ``dedupe`` enters the key only when false, so the keys of default settings never change."""
+    parts: list[object] = ["hits/v1", retriever, corpus, query, k, keep_ties, tie_pool if keep_ties else 0]
+    return stable_digest(parts if dedupe else [*parts, "keep-duplicates"])
 
 
 def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:

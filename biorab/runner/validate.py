@@ -50,7 +50,8 @@ def check_experiment(
             raise ConfigError(f"unknown corpus kind {spec.testbed!r}; known: {', '.join(CORPORA.names())}",
                               key=f"retrieval.{i}.testbed", path=path)
         _check_name(RETRIEVERS, spec.retriever, f"retrieval.{i}.retriever", path)
-        build_params(RETRIEVERS, spec.retriever, spec.params, key=f"retrieval.{i}.params", path=path)
+        build_params(RETRIEVERS, spec.retriever, spec.retriever_params, key=f"retrieval.{i}.params",
+                     path=path)
     for i, ds in enumerate(config.datasets):
         _check_name(DATASETS, ds.name, f"datasets.{i}.name", path)
         if check_data:

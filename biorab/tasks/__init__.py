@@ -6,6 +6,8 @@ from __future__ import annotations
 from biorab.tasks.awareness import (
     AWARENESS_LABELS,
     AWARENESS_MAX_TOKENS,
+    AWARENESS_NEGATIVE,
+    AWARENESS_NOT_NEGATIVE,
     awareness_target,
     describe_hit,
     render_awareness_probe,
@@ -26,6 +28,8 @@ from biorab.tasks.wrappers import inference_prompt, training_prompt
 __all__ = [
     "AWARENESS_LABELS",
     "AWARENESS_MAX_TOKENS",
+    "AWARENESS_NEGATIVE",
+    "AWARENESS_NOT_NEGATIVE",
     "COMMON_VARIANTS",
     "Classification",
     "LinkPrediction",

@@ -14,8 +14,15 @@ from biorab.tasks import instructions as wording
 from biorab.tasks.task_types import get_task
 from biorab.tasks.wrappers import inference_prompt
 
-#: The probe's closed answer set. "False" means "the retrieved example is negative".
-AWARENESS_LABELS: tuple[str, ...] = ("True", "False")
+#: The probe's answer meaning "the retrieved example is negative". The probe instruction (the original's,
+#: verbatim) says "If it is negative, please output False; if it is not negative, please output True".
+#: `biorab.metrics.negative_awareness` and the pipeline read this one definition, so probe outputs are
+#: scored with the convention the probe asked for.
+AWARENESS_NEGATIVE = "False"
+#: The probe's answer meaning "the retrieved example is not negative".
+AWARENESS_NOT_NEGATIVE = "True"
+#: The probe's closed answer set.
+AWARENESS_LABELS: tuple[str, ...] = (AWARENESS_NOT_NEGATIVE, AWARENESS_NEGATIVE)
 #: The original generated at most 10 new tokens for the probe.
 AWARENESS_MAX_TOKENS = 10
 

@@ -1,0 +1,103 @@
+"""Retrieval-setting options `awareness_probe` and `dedupe`: defaults, validation errors naming the key and
+the file, stable fingerprints and cache keys for existing configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from biorab.config_loading import load_config
+from biorab.errors import ConfigError
+from biorab.experiment import ExperimentConfig, RetrievalSpec
+from biorab.generation.base import SamplingParams
+from biorab.runner.awareness_stage import parse_judgement, probe_sampling
+from biorab.runner.retrieval_stage import select_hits
+from biorab.runner.stores import hits_key
+from biorab.tasks import AWARENESS_MAX_TOKENS
+
+
+def write(tmp_path: Path, retrieval: str, extra: str = "") -> Path:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(f"name: opts\ndatasets: [{{name: ade}}]\nretrieval:\n{retrieval}\n{extra}", "utf-8")
+    return path
+
+
+def test_probe_default_per_testbed() -> None:
+    assert RetrievalSpec(testbed="negative_awareness").probes is True
+    assert RetrievalSpec(testbed="labeled").probes is False
+    assert RetrievalSpec(testbed="none").probes is False
+    assert RetrievalSpec(testbed="labeled", awareness_probe=True).probes is True
+    assert RetrievalSpec(testbed="negative_awareness", awareness_probe=False).probes is False
+
+
+def test_probe_without_hits_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "  - {testbed: none, awareness_probe: true}")
+    with pytest.raises(ConfigError, match=r"retrieval\.0.*awareness_probe needs retrieved examples") as e:
+        load_config(ExperimentConfig, path)
+    assert str(path) in str(e.value)
+
+
+def test_probe_with_the_vllm_processor_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "  - {testbed: negative_awareness}", "resources: {llm_engine: vllm_processor}\n")
+    with pytest.raises(ConfigError, match=r"resources.*does not run the awareness probe"):
+        load_config(ExperimentConfig, path)
+    ok = write(tmp_path, "  - {testbed: negative_awareness, awareness_probe: false}",
+               "resources: {llm_engine: vllm_processor}\n")
+    assert load_config(ExperimentConfig, ok).resources.llm_engine == "vllm_processor"
+
+
+def test_contradicting_dedupe_switches_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "  - {testbed: labeled, dedupe: false, params: {dedupe: true}}")
+    with pytest.raises(ConfigError, match=r"retrieval\.0.*contradicts dedupe=False"):
+        load_config(ExperimentConfig, path)
+    with pytest.raises(ConfigError, match=r"retrieval\.0\.dedupe"):
+        load_config(ExperimentConfig, write(tmp_path, "  - {testbed: labeled, dedupe: sometimes}"))
+
+
+def test_retriever_params_carry_dedupe_only_when_off() -> None:
+    assert RetrievalSpec(testbed="labeled", params={"k1": 1.2}).retriever_params == {"k1": 1.2}
+    spec = RetrievalSpec(testbed="labeled", dedupe=False, params={"k1": 1.2})
+    assert spec.retriever_params == {"k1": 1.2, "dedupe": False}
+
+
+def test_fingerprints_of_existing_configs_do_not_change() -> None:
+    # Cell ids computed with the code before these options existed: defaults must keep them (resume).
+    cfg = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+        {"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25", "k": 3}]})
+    assert [c.cell_id for c in cfg.cells()] == [
+        "ade-test__none__7b16955b49", "ade-test__labeled-bm25-k3__20d40e27be"]
+    explicit = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+        {"testbed": "labeled", "retriever": "bm25", "k": 3, "dedupe": True, "awareness_probe": False}]})
+    assert explicit.cells()[0].cell_id == "ade-test__labeled-bm25-k3__20d40e27be"
+    # A probing or duplicate-keeping setting writes other rows: its cell id changes (it was f9fd6ca686).
+    na = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}],
+                                          "retrieval": [{"testbed": "negative_awareness"}]})
+    assert na.cells()[0].cell_id == "ade-test__negative_awareness-bm25-k1__ff7a6e8492"
+    dups = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+        {"testbed": "labeled", "retriever": "bm25", "k": 3, "dedupe": False}]})
+    assert dups.cells()[0].label == "ade-test__labeled-bm25-k3-dups"
+    assert not dups.cells()[0].cell_id.endswith("20d40e27be")
+
+
+def test_hits_key_changes_only_without_dedupe() -> None:
+    args = {"retriever": "r", "corpus": "c", "query": "q", "k": 3, "keep_ties": False, "tie_pool": 8}
+    assert hits_key(**args) == hits_key(**args, dedupe=True)
+    assert hits_key(**args) != hits_key(**args, dedupe=False)
+
+
+def test_select_hits_dedupe_switch() -> None:
+    from biorab.records import Hit
+
+    hits = [Hit("a", 3.0, 0, "s", "1"), Hit("b", 2.0, 1, "s", "1"), Hit("c", 1.0, 2, "t", "0")]
+    assert [h.doc_id for h in select_hits(hits, 3, keep_ties=False)] == ["a", "c"]
+    assert [h.doc_id for h in select_hits(hits, 3, keep_ties=False, dedupe=False)] == ["a", "b", "c"]
+
+
+def test_probe_sampling_and_judgement_parsing() -> None:
+    sampling = probe_sampling(SamplingParams(max_tokens=64, stop=("\n",), seed=3))
+    assert sampling.max_tokens == AWARENESS_MAX_TOKENS and sampling.seed == 3 and sampling.stop == ("\n",)
+    assert parse_judgement("False", "robust") == "False"
+    assert parse_judgement("True-The retrieved example is not a negative example", "robust") == "True"
+    assert parse_judgement("True-The retrieved example is not a negative example", "strict_original") is None
+    assert parse_judgement("maybe", "robust") is None
