@@ -53,6 +53,8 @@ def _quiet_defaults() -> None:
         "MLFLOW_DISABLE_TELEMETRY": "true",
         "DO_NOT_TRACK": "true",
         "TOKENIZERS_PARALLELISM": "false",
+        "RAY_DATA_LOG_LEVEL": "WARNING",  # Ray Data logs every execution plan at INFO
+        "MLFLOW_LOGGING_LEVEL": "WARNING",  # and MLflow every schema migration of a new store
     }.items():
         os.environ.setdefault(key, value)
 

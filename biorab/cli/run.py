@@ -35,7 +35,10 @@ def run(
               f"failed {stats.generation_failures} (failed rows are retried by the next run)")
     if stats.probe_generated or stats.probe_cache_hits:
         err.print(f"awareness probes: generated {stats.probe_generated}, from cache {stats.probe_cache_hits}")
-    Console().print(_table(result))
+    out = Console()
+    if not out.is_terminal:  # piped or logged: don't fold the table into 80 columns
+        out = Console(width=160)
+    out.print(_table(result))
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")

@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,10 @@ class KnownModel:
     gguf_file: str
     description: str
 
+
+DEFAULT_MODEL = "smollm2"
+# Backends whose `model` param may name a known model that `prepare_model` converts.
+_PREPARED_BACKENDS = ("transformers", "vllm")
 
 KNOWN_MODELS: dict[str, KnownModel] = {
     "smollm2": KnownModel(
@@ -217,3 +221,18 @@ def ensure_prepared(name: str, *, cache_dir: str | Path | None = None, auto_prep
         print(f"biorab: {message}", file=sys.stderr, flush=True)
 
     return prepare_model(name, cache_dir=cache_dir, log=to_stderr)
+
+
+def prepare_for_backend(backend: str, params: Mapping[str, Any]) -> Path | None:
+    """Prepare, on the driver, the known model a backend config names, before any worker starts.
+
+    Workers (Ray actors) would convert it too, but their output does not reach the user and several of
+    them would race; doing it here prints the one-off message where the user sees it. Returns the
+    prepared folder, or None when the config names no known model or disables `auto_prepare`.
+    """
+    if backend not in _PREPARED_BACKENDS:
+        return None
+    model = params.get("model", DEFAULT_MODEL)
+    if not isinstance(model, str) or model not in KNOWN_MODELS or params.get("auto_prepare", True) is False:
+        return None
+    return ensure_prepared(model, cache_dir=params.get("cache_dir"))

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from biorab.experiment import ExperimentConfig
+from biorab.generation.prepare import prepare_for_backend
 from biorab.paths import cache_dir
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import clean_temporaries
@@ -101,6 +102,8 @@ def _execute(
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
+    if backend is None:
+        prepare_for_backend(config.backend.name, config.backend.params)
     stores = default_store_paths(cache_dir())
     attempt = new_attempt_id()
     if use_ray:

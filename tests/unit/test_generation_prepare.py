@@ -148,3 +148,21 @@ def test_folder_fingerprint_is_content_based(tmp_path: Path) -> None:
         f.seek((9 << 20) - 1)
         f.write(b"\1")  # the sampled tail changed
     assert folder_fingerprint(big) != before
+
+
+def test_prepare_for_backend_only_touches_known_models_of_local_backends(tmp_path: Path) -> None:
+    from biorab.generation.prepare import MARKER, prepare_for_backend, prepared_dir
+
+    cache = str(tmp_path / "cache")
+    assert prepare_for_backend("fake", {}) is None
+    assert prepare_for_backend("openai", {"model": "smollm2"}) is None
+    assert prepare_for_backend("transformers", {"model": "org/some-hub-model", "cache_dir": cache}) is None
+    assert prepare_for_backend("transformers", {"auto_prepare": False, "cache_dir": cache}) is None
+    folder = prepared_dir("smollm2", cache)
+    folder.mkdir(parents=True)
+    (folder / MARKER).write_text('{"source_sha256": "x"}', encoding="utf-8")
+    # the default model of the transformers backend, already prepared: found, nothing converted
+    assert prepare_for_backend("transformers", {"cache_dir": cache}) == folder
+    (folder / MARKER).write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelNotPreparedError, match="corrupt"):
+        prepare_for_backend("vllm", {"model": "smollm2", "cache_dir": cache})
