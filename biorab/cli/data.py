@@ -36,18 +36,32 @@ def stats(
         list[str] | None,
         typer.Option("--dataset", "-d", help="Only this dataset (repeatable); default: all 8."),
     ] = None,
+    params: Annotated[
+        Path | None,
+        typer.Option("--params", help="YAML/JSON file with the params of one --dataset (byo, bionli)."),
+    ] = None,
 ) -> None:
-    """Rows, label counts and exact duplicates per split of the staged datasets.
+    """Rows, label counts and exact duplicates per split of the staged datasets (or, with --params, of
+    one bring-your-own dataset).
 
     A duplicate is a row whose (text, label) repeats an earlier row of the same split; for triple
     extraction the label counts are relation counts.
     """
     from biorab.datasets import STAGED_DATASETS
     from biorab.datasets.stats import dataset_stats
+    from biorab.errors import ConfigError
     from biorab.paths import biorab_data_dir
 
-    root = biorab_data_dir(data_dir)
-    result = dataset_stats(tuple(dataset or STAGED_DATASETS), data_dir=root)
+    if params is not None:
+        if not dataset or len(dataset) != 1:
+            raise ConfigError("--params needs exactly one --dataset (e.g. -d byo)", key="--params")
+        # As for `show`: a byo dataset's relative paths resolve against --data-dir, else the cwd.
+        loader_params = _loader_params(dataset[0], params)
+        result = dataset_stats(tuple(dataset), data_dir=data_dir, params=loader_params)
+        root = data_dir or Path.cwd()
+    else:
+        root = biorab_data_dir(data_dir)
+        result = dataset_stats(tuple(dataset or STAGED_DATASETS), data_dir=root)
     if as_json:
         payload = {
             name: {split: s.to_json() for split, s in by_split.items()} for name, by_split in result.items()
@@ -55,6 +69,16 @@ def stats(
         typer.echo(json.dumps({"datasets": payload}, indent=2, ensure_ascii=False))
         return
     _print_stats_table(result, root)
+
+
+def _loader_params(name: str, path: Path) -> dict[str, Any]:
+    """The params file of loader `name`, validated here so that an error names the file and the key."""
+    from biorab.build import build_params
+    from biorab.config_loading import read_yaml
+    from biorab.registry import DATASETS
+
+    validated = build_params(DATASETS, name, read_yaml(path), path=path)
+    return validated.model_dump() if validated is not None else {}
 
 
 def _print_stats_table(result: dict[str, dict[str, SplitStats]], root: Path) -> None:
@@ -97,10 +121,9 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON row per example.")] = False,
 ) -> None:
     """Print examples of one split: id, text (the retrieval key/query), gold label and fields."""
-    from biorab.config_loading import read_yaml
     from biorab.datasets import load_dataset
 
-    loader_params: dict[str, Any] | None = read_yaml(params) if params is not None else None
+    loader_params = _loader_params(name, params) if params is not None else None
     examples = load_dataset(name, split, data_dir=data_dir, params=loader_params)[offset : offset + limit]
     if as_json:
         for example in examples:

@@ -8,6 +8,7 @@ is a `DataError`, never a silently shorter dataset.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -82,11 +83,17 @@ def _decode(raw: bytes, path: Path, line: int) -> str:
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, decoded line)``; bad gzip and bad UTF-8 become `DataError`s."""
+    """Yield ``(line number, decoded line)``; bad gzip and bad UTF-8 become `DataError`s.
+
+    A UTF-8 byte-order mark at the start of the file (spreadsheet exports write one) is dropped, so it
+    does not become part of the first CSV header or break the first JSON line.
+    """
     number = 0
     with _open_bytes(path) as handle:
         try:
             for number, raw in enumerate(handle, start=1):  # noqa: B007 - `number` is read in except
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
                 yield number, _decode(raw, path, number)
         except _GZIP_ERRORS as e:
             raise DataError(f"not a valid gzip file ({e})", path=path, line=number + 1) from e
@@ -154,7 +161,7 @@ def read_json_records(path: Path) -> Iterator[SourceRow]:
     """A ``.json`` file that is either one JSON array or JSON Lines (decided by its first character)."""
     with _open_bytes(path) as handle:
         try:
-            head = handle.read(4096).lstrip()
+            head = handle.read(4096).removeprefix(codecs.BOM_UTF8).lstrip()
         except _GZIP_ERRORS as e:
             raise DataError(f"not a valid gzip file ({e})", path=path, line=1) from e
     return read_json_array(path) if head.startswith(b"[") else read_jsonl(path)

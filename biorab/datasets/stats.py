@@ -9,9 +9,10 @@ SemClass), so the counts match the data README (ADE test 13 / train 108, ChemPro
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from biorab.records import Example
 
@@ -58,13 +59,17 @@ def split_stats(examples: Sequence[Example]) -> SplitStats:
 
 
 def dataset_stats(
-    names: Sequence[str], *, data_dir: str | Path | None = None
+    names: Sequence[str],
+    *,
+    data_dir: str | Path | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, SplitStats]]:
-    """``{dataset: {split: SplitStats}}`` for every split of each dataset in `names`."""
+    """``{dataset: {split: SplitStats}}`` for every split of each dataset in `names` (`params`: the
+    loader params, for ``byo``/``bionli``)."""
     from biorab.datasets import get_dataset
 
     result: dict[str, dict[str, SplitStats]] = {}
     for name in names:
-        dataset = get_dataset(name, data_dir=data_dir)
-        result[name] = {split: split_stats(dataset.load(split)) for split in dataset.splits()}
+        dataset = get_dataset(name, data_dir=data_dir, params=params)
+        result[dataset.name] = {split: split_stats(dataset.load(split)) for split in dataset.splits()}
     return result

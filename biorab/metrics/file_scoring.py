@@ -24,6 +24,12 @@ from biorab.records import Prediction
 PARSER_MODES: tuple[str, ...] = ("strict_original", "robust")
 
 
+def triple_matching_for(parser: str) -> str:
+    """``original`` (``5_metrics.py``'s element comparison) with the ``strict_original`` parser, else
+    ``normalized``: the strict mode reproduces the original triple score end to end."""
+    return "original" if parser == "strict_original" else "normalized"
+
+
 def label_set(
     task: str, rows: Sequence[ScoreRow], *, dataset: str | None = None, labels: Sequence[str] | None = None
 ) -> tuple[str, ...] | None:
@@ -94,7 +100,10 @@ def load_and_parse(
     rows = read_score_rows(path, task=task)
     resolved = label_set(task, rows, dataset=dataset, labels=labels)
     check_golds(Path(path), task, rows, resolved)
-    return rows, parse_rows(task, rows, parser=parser, labels=resolved), resolved
+    # QA without a declared label set: the parser accepts every option letter (A-E), so an answer
+    # letter that no gold of the file happens to use is a wrong answer, not a parse failure.
+    parse_labels = None if task == "qa" and dataset is None and labels is None else resolved
+    return rows, parse_rows(task, rows, parser=parser, labels=parse_labels), resolved
 
 
 def score_file(
@@ -117,7 +126,15 @@ def score_file(
     )
     golds = [row.gold for row in rows]
     scoring_labels = None if task == "triple_extraction" else resolved
-    return score(task, golds, predictions, labels=scoring_labels, n_boot=n_boot, seed=seed)
+    return score(
+        task,
+        golds,
+        predictions,
+        labels=scoring_labels,
+        n_boot=n_boot,
+        seed=seed,
+        triple_matching=triple_matching_for(parser),
+    )
 
 
 def compare_files(
@@ -155,5 +172,13 @@ def compare_files(
     # Same golds, so both files resolve to the same label set.
     scoring_labels = None if task == "triple_extraction" else labels_a
     return compare(
-        task, golds, preds_a, aligned_b, metric=metric, labels=scoring_labels, n_boot=n_boot, seed=seed
+        task,
+        golds,
+        preds_a,
+        aligned_b,
+        metric=metric,
+        labels=scoring_labels,
+        n_boot=n_boot,
+        seed=seed,
+        triple_matching=triple_matching_for(parser),
     )

@@ -122,6 +122,7 @@ def compare(
     labels: Sequence[str] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    triple_matching: str = "normalized",
 ) -> PairedComparison:
     """Compare system B with system A on the same instances.
 
@@ -134,6 +135,7 @@ def compare(
         labels: label set of a single-label task (default: sorted gold labels).
         n_boot: paired bootstrap resamples.
         seed: seed of the resampling.
+        triple_matching: as in `biorab.metrics.score`.
 
     Raises:
         DataError: misaligned inputs, bad golds, or a metric that does not belong to the task.
@@ -145,8 +147,8 @@ def compare(
         raise DataError(f"metric {name!r} cannot compare {task} predictions; use one of {comparable}")
     if labels is None and task != "triple_extraction":
         labels = resolve_labels(golds, None)
-    table_a = instance_table(task, golds, predictions_a, labels=labels)
-    table_b = instance_table(task, golds, predictions_b, labels=labels)
+    table_a = instance_table(task, golds, predictions_a, labels=labels, triple_matching=triple_matching)
+    table_b = instance_table(task, golds, predictions_b, labels=labels, triple_matching=triple_matching)
     scorer: Metric = build(METRICS, name)
     low, high, p_value = paired_bootstrap(table_a, table_b, scorer, n_boot=n_boot, seed=seed)
     value_a, value_b = scorer.compute(table_a), scorer.compute(table_b)

@@ -8,6 +8,7 @@ line and the field.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from dataclasses import dataclass
@@ -45,7 +46,9 @@ def read_score_rows(path: str | Path, *, task: str) -> list[ScoreRow]:
         raise DataError("predictions file not found", path=path)
     rows: list[ScoreRow] = []
     first_line: dict[str, int] = {}
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    # A UTF-8 byte-order mark (written by some editors and spreadsheet exports) is not part of row 1.
+    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         text = _decode(raw, path, number)
         if not text.strip():
             continue

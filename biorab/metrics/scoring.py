@@ -14,6 +14,8 @@ from biorab.registry import METRICS
 
 _LABEL_METRICS: tuple[str, ...] = (
     "accuracy",
+    # The same names as for triples, so every task's report has `f1` (here = micro F1 = accuracy).
+    "precision", "recall", "f1",
     "micro_precision", "micro_recall", "micro_f1",
     "macro_precision", "macro_recall", "macro_f1",
     "weighted_precision", "weighted_recall", "weighted_f1",
@@ -59,6 +61,7 @@ def score(
     labels: Sequence[str] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    triple_matching: str = "normalized",
 ) -> ScoreReport:
     """Score `predictions` against canonical `golds` with every metric of `task`.
 
@@ -71,6 +74,9 @@ def score(
             Ignored for triples.
         n_boot: bootstrap resamples for the 95% percentile intervals (0 turns intervals off).
         seed: seed of the resampling.
+        triple_matching: how triple elements are compared, ``normalized`` (default) or ``original``
+            (``5_metrics.py``'s rule; pair it with the ``strict_original`` parser), see
+            `biorab.metrics.triples.TRIPLE_MATCHING`.
 
     Returns:
         The report; AUROC/AUPRC appear only when every prediction carries per-label scores, otherwise
@@ -87,7 +93,7 @@ def score(
     >>> report.metrics["accuracy"].value, report.parse_failures
     (0.5, 1)
     """
-    table = instance_table(task, golds, predictions, labels=labels)
+    table = instance_table(task, golds, predictions, labels=labels, triple_matching=triple_matching)
     usable, skipped = [], {}
     for metric in task_metrics(task):
         reason = metric.skip_reason(table)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from biorab.errors import DataError, UnknownNameError
+from biorab.errors import ConfigError, DataError, UnknownNameError
 from biorab.metrics.confusion import LabelTable, label_table
-from biorab.metrics.triples import Triple, TripleTable, parse_triples, triple_table
+from biorab.metrics.triples import TRIPLE_MATCHING, Triple, TripleTable, parse_triples, triple_table
 from biorab.records import TASK_NAMES, Prediction
 
 
@@ -38,31 +38,41 @@ def resolve_labels(golds: Sequence[str], labels: Sequence[str] | None) -> tuple[
 
 
 def instance_table(
-    task: str, golds: Sequence[str], predictions: Sequence[Prediction], *, labels: Sequence[str] | None = None
+    task: str,
+    golds: Sequence[str],
+    predictions: Sequence[Prediction],
+    *,
+    labels: Sequence[str] | None = None,
+    triple_matching: str = "normalized",
 ) -> LabelTable | TripleTable:
-    """Validate and index one prediction set for `task`."""
+    """Validate and index one prediction set for `task` (`triple_matching`: see `TRIPLE_MATCHING`)."""
     check_task(task)
     if len(golds) != len(predictions):
         raise DataError(f"{len(golds)} gold labels but {len(predictions)} predictions")
     if not golds:
         raise DataError("nothing to score: no instances")
     if task == "triple_extraction":
-        return _triples(golds, predictions)
+        if triple_matching not in TRIPLE_MATCHING:
+            raise ConfigError(
+                f"unknown triple matching {triple_matching!r}; use one of {', '.join(TRIPLE_MATCHING)}",
+                key="triple_matching",
+            )
+        return _triples(golds, predictions, triple_matching)
     return _labels(golds, predictions, resolve_labels(golds, labels))
 
 
-def _triples(golds: Sequence[str], predictions: Sequence[Prediction]) -> TripleTable:
-    gold_sets = [_triple_set(g, i, "gold") for i, g in enumerate(golds)]
+def _triples(golds: Sequence[str], predictions: Sequence[Prediction], matching: str) -> TripleTable:
+    gold_sets = [_triple_set(g, i, "gold", matching) for i, g in enumerate(golds)]
     predicted: list[frozenset[Triple] | None] = [
-        _triple_set(p.label, i, "prediction") if _valid(p) and p.label is not None else None
+        _triple_set(p.label, i, "prediction", matching) if _valid(p) and p.label is not None else None
         for i, p in enumerate(predictions)
     ]
     return triple_table(gold_sets, predicted)
 
 
-def _triple_set(text: str, index: int, field: str) -> frozenset[Triple]:
+def _triple_set(text: str, index: int, field: str, matching: str) -> frozenset[Triple]:
     try:
-        return parse_triples(text)
+        return parse_triples(text, matching=matching, side=field)
     except ValueError as e:
         raise DataError(f"instance {index}: {e}", field=field) from e
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from biorab.metrics.base import Metric, f1_from, safe_ratio
+from biorab.metrics.classification import LABEL_TASKS
+from biorab.metrics.confusion import LabelTable, accuracy
 from biorab.registry import METRICS
 
 Triple = tuple[str, str, str]
@@ -30,8 +32,32 @@ def normalize_element(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def parse_triples(text: str) -> frozenset[Triple]:
-    """The normalised triple set of a canonical label (``head|relation|tail`` lines; blank lines skipped).
+#: How triple elements are compared: ``normalized`` (default: lower-cased, stripped, whitespace runs
+#: collapsed on both sides) or ``original`` (``5_metrics.py``: gold elements lower-cased with runs of seven
+#: spaces replaced, nothing stripped; predictions lower-cased only, because the ``strict_original``
+#: parser has already applied the original's prediction rule).
+TRIPLE_MATCHING: tuple[str, ...] = ("normalized", "original")
+_SEVEN_SPACES = "       "
+
+
+def _elements(parts: list[str], matching: str, side: str) -> Triple:
+    if matching == "normalized":
+        head, relation, tail = (normalize_element(p) for p in parts)
+    elif side == "gold":
+        head, tail = (parts[i].lower().replace(_SEVEN_SPACES, " ") for i in (0, 2))
+        relation = parts[1].lower()
+    else:
+        head, relation, tail = (p.lower() for p in parts)
+    return head, relation, tail
+
+
+def parse_triples(text: str, *, matching: str = "normalized", side: str = "gold") -> frozenset[Triple]:
+    """The triple set of a canonical label (``head|relation|tail`` lines; blank lines skipped).
+
+    Args:
+        text: the label.
+        matching: one of `TRIPLE_MATCHING`.
+        side: ``gold`` or ``prediction`` (matters for ``original`` matching only).
 
     Raises:
         ValueError: a non-blank line does not have exactly three ``|``-separated parts.
@@ -40,7 +66,11 @@ def parse_triples(text: str) -> frozenset[Triple]:
     [('aspirin', 'effect', 'bleeding')]
     >>> parse_triples("")
     frozenset()
+    >>> sorted(parse_triples("a| Effect |B ", matching="original", side="prediction"))
+    [('a', ' effect ', 'b ')]
     """
+    if matching not in TRIPLE_MATCHING:
+        raise ValueError(f"unknown triple matching {matching!r}; use one of {', '.join(TRIPLE_MATCHING)}")
     triples = set()
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -50,8 +80,7 @@ def parse_triples(text: str) -> frozenset[Triple]:
             raise ValueError(
                 f"triple line {number} {line!r} has {len(parts)} '|'-separated parts, expected 3"
             )
-        head, relation, tail = (normalize_element(p) for p in parts)
-        triples.add((head, relation, tail))
+        triples.add(_elements(parts, matching, side))
     return frozenset(triples)
 
 
@@ -126,16 +155,33 @@ class _TripleMetric(Metric[TripleTable]):
         return micro_prf(predicted, gold, correct)[self.statistic]
 
 
+class _MicroMetric(_TripleMetric):
+    """``precision``, ``recall`` and ``f1``: the task's micro averages under one name for every task.
+
+    Triples: over the triple sets. Single-label tasks: every instance holds one gold and one (possibly
+    invalid) predicted label, so micro precision = recall = F1 = accuracy, the same value as
+    ``micro_precision`` etc.; the short names exist so that every task's report has ``f1``.
+    """
+
+    tasks = frozenset({"triple_extraction", *LABEL_TASKS})
+
+    def compute(self, table: TripleTable | LabelTable) -> float:
+        if isinstance(table, LabelTable):
+            return accuracy(table.confusion)
+        return super().compute(table)
+
+
 def _define(part: str, statistic: str) -> type[_TripleMetric]:
     name = statistic if part == "triple" else f"{part}_{statistic}"
     cls = type(
         f"Triple{part.title()}{statistic.title()}",
-        (_TripleMetric,),
+        (_MicroMetric if part == "triple" else _TripleMetric,),
         {
             "name": name,
             "part": PARTS.index(part),
             "statistic": _STATISTICS.index(statistic),
-            "__doc__": f"Micro {statistic} of the {part} sets (exact, lower-cased, set matching).",
+            "__doc__": f"Micro {statistic} of the {part} sets (exact, lower-cased, set matching)"
+            + (" for triples; micro = accuracy for single-label tasks." if part == "triple" else "."),
         },
     )
     METRICS.add(name, cls)

@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from biorab.parsing.closed_labels import normalize
 from biorab.parsing.segments import answer_lines, answer_regions
 
-_PAREN = re.compile(r"\(([A-Z])\)")
+# Letters in any case: "(c)" and "Answer: c" are answers too (the canonical form is upper case).
+_PAREN = re.compile(r"\(([A-Z])\)", re.I)
 _NAMED = re.compile(r"\b(?:answer|option|choice|index)\s*(?:is|:)?\s*:?\s*\(?([A-Z])\b(?![\w'])", re.I)
-_LEADING = re.compile(r"^\(?([A-Z])(?:[).:\]]|\s*$)")
+_LEADING = re.compile(r"^\(?([A-Z])(?:[).:\]]|\s*$)", re.I)
 
 
 def parse_choice(
@@ -39,7 +40,7 @@ def parse_choice(
 
 
 def _letter_in_region(region: str, allowed: set[str]) -> str | None:
-    found = [m.group(1) for m in _PAREN.finditer(region) if m.group(1) in allowed]
+    found = [m.group(1).upper() for m in _PAREN.finditer(region) if m.group(1).upper() in allowed]
     if found and len(set(found)) < 3:
         return found[0]
     named = [m.group(1).upper() for m in _NAMED.finditer(region) if m.group(1).upper() in allowed]
@@ -47,8 +48,8 @@ def _letter_in_region(region: str, allowed: set[str]) -> str | None:
         return named[0]
     for line in answer_lines(region):
         leading = _LEADING.match(line)
-        if leading and leading.group(1) in allowed:
-            return leading.group(1)
+        if leading and leading.group(1).upper() in allowed:
+            return leading.group(1).upper()
     return None
 
 

@@ -144,3 +144,27 @@ def test_malformed_file_error_names_file_line_and_field(tmp_path: Path) -> None:
     result = _cli("data", "stats", "-d", "ade", "--data-dir", str(root))
     assert result.returncode == 2
     assert f"error: {root / 'ade/test.derived.jsonl'}, line 2, field 'label': missing field" in result.stderr
+
+
+def test_stats_of_a_bring_your_own_dataset(tmp_path: Path) -> None:
+    (tmp_path / "sdoh.csv").write_text(
+        "note,lab\nshe lives alone,yes\nhe is homeless,no\nshe lives alone,yes\n", encoding="utf-8"
+    )
+    params = tmp_path / "sdoh.yaml"
+    params.write_text(
+        'name: sdoh\ntask: classification\nfiles: {test: sdoh.csv}\nfields: {text: note, label: lab}\n'
+        'labels: ["yes", "no"]\n',
+        encoding="utf-8",
+    )
+    args = ["data", "stats", "-d", "byo", "--params", str(params), "--data-dir", str(tmp_path), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    split = {"rows": 3, "labels": {"yes": 2, "no": 1}, "duplicates": 1}
+    assert json.loads(result.stdout) == {"datasets": {"sdoh": {"test": split}}}
+    # Unquoted YAML yes/no are booleans: the error names the params file and the key.
+    params.write_text(params.read_text(encoding="utf-8").replace('["yes", "no"]', "[yes, no]"), "utf-8")
+    result = _cli(*args)
+    assert result.returncode == 2
+    assert f"error: {params}, key 'labels.0': Input should be a valid string" in result.stderr
+    result = _cli("data", "stats", "--params", str(params))
+    assert result.returncode == 2 and "--params needs exactly one --dataset" in result.stderr

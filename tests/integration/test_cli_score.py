@@ -73,7 +73,8 @@ def test_classification_json_robust_and_strict(tmp_path: Path, monkeypatch, caps
     payload = json.loads(out)
     # Robust: predictions y, n, n, -, y, y. Label y: P 2/3 R 2/3 F1 2/3; label n: P 1/2 R 1/3 F1 0.4.
     expected = {
-        "accuracy": 0.5, "micro_precision": 0.5, "micro_recall": 0.5, "micro_f1": 0.5,
+        "accuracy": 0.5, "precision": 0.5, "recall": 0.5, "f1": 0.5,
+        "micro_precision": 0.5, "micro_recall": 0.5, "micro_f1": 0.5,
         "macro_precision": 7 / 12, "macro_recall": 0.5, "macro_f1": 8 / 15,
         "weighted_precision": 7 / 12, "weighted_recall": 0.5, "weighted_f1": 8 / 15,
         "parse_failure_rate": 1 / 6,
@@ -193,3 +194,37 @@ def test_compare_two_files(tmp_path: Path, monkeypatch, capsys) -> None:
     code, _, err = _run(monkeypatch, capsys, "compare", a, tmp_path / "a.jsonl", "--task", "classification",
                         "--metric", "auroc")  # fmt: skip
     assert code == 2 and "cannot compare" in err
+
+
+def test_strict_parser_scores_triples_with_the_original_element_rule(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    rows = [("a|effect|b", "a | effect | b"), ("c|dosage|d", "c|dosage|d")]
+    path = _write(tmp_path / "ade.jsonl", "triple_extraction", "ade", rows)
+    args = ("score", path, "--task", "triple_extraction", "--json", "--n-boot", "0")
+    _, out, _ = _run(monkeypatch, capsys, *args, "--parser", "strict_original")
+    strict = json.loads(out)["metrics"]
+    # 5_metrics.py keeps the spaces around the predicted relation: " effect " is not "effect".
+    values = (strict["f1"]["value"], strict["relation_f1"]["value"], strict["head_f1"]["value"])
+    assert values == (0.5, 0.5, 1.0)
+    _, out, _ = _run(monkeypatch, capsys, *args)
+    assert json.loads(out)["metrics"]["f1"]["value"] == 1.0
+    # compare uses the same rule: B (spaces removed) beats A only under strict_original.
+    other = _write(tmp_path / "b.jsonl", "triple_extraction", "ade", [(g, g) for g, _ in rows])
+    for parser, delta in (("strict_original", 0.5), ("robust", 0.0)):
+        compare_args = ("compare", path, other, "--task", "triple_extraction", "--parser", parser, "--json")
+        _, out, _ = _run(monkeypatch, capsys, *compare_args, "--n-boot", "0")
+        assert json.loads(out)["delta"] == delta
+
+
+def test_qa_without_a_label_set_parses_every_option_letter(tmp_path: Path, monkeypatch, capsys) -> None:
+    rows = [("(A)", "(A)"), ("(B)", "The answer is (D)."), ("(B)", "no idea")]
+    path = _write(tmp_path / "qa.jsonl", "qa", "mcq", rows)
+    for parser in ("robust", "strict_original"):
+        args = ("score", path, "--task", "qa", "--parser", parser, "--json", "--n-boot", "0")
+        code, out, _ = _run(monkeypatch, capsys, *args)
+        payload = json.loads(out)
+        # "(D)" is a wrong answer (no gold uses D), not a parse failure; only "no idea" fails to parse.
+        assert (code, payload["parse_failures"]) == (0, 1)
+        assert payload["metrics"]["accuracy"]["value"] == pytest.approx(1 / 3)
+        assert payload["metrics"]["macro_f1"]["value"] == pytest.approx(0.5)  # labels (A), (B): F1 1 and 0

@@ -95,3 +95,19 @@ def test_empty_csv(tmp_path: Path) -> None:
     path.write_text("", encoding="utf-8")
     with pytest.raises(DataError, match="header row is required"):
         list(read_delimited(path))
+
+
+def test_utf8_byte_order_mark_is_not_part_of_the_first_row(tmp_path: Path) -> None:
+    bom = b"\xef\xbb\xbf"
+    csv_path = tmp_path / "export.csv"
+    csv_path.write_bytes(bom + b"note,label\nlives alone,yes\n")
+    assert [dict(r.data) for r in read_delimited(csv_path)] == [{"note": "lives alone", "label": "yes"}]
+    jsonl = tmp_path / "rows.jsonl"
+    jsonl.write_bytes(bom + b'{"text": "a"}\n{"text": "b"}\n')
+    assert [(r.line, r.data["text"]) for r in read_jsonl(jsonl)] == [(1, "a"), (2, "b")]
+    array = tmp_path / "rows.json"
+    array.write_bytes(bom + b'[{"text": "a"},\n {"text": "b"}]')
+    assert [(r.item, r.line) for r in read_json_records(array)] == [(1, 1), (2, 2)]
+    gz = tmp_path / "rows.jsonl.gz"
+    gz.write_bytes(gzip.compress(bom + b'{"text": "a"}\n'))
+    assert [r.data["text"] for r in read_jsonl(gz)] == ["a"]

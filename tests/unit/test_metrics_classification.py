@@ -25,6 +25,10 @@ def test_hand_computed_case() -> None:
     values = {name: v.value for name, v in report.metrics.items()}
     expected = {
         "accuracy": 0.5,
+        # precision / recall / f1: the micro values under the names triple extraction uses too.
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
         "micro_precision": 0.5,
         "micro_recall": 0.5,
         "micro_f1": 0.5,
@@ -105,4 +109,5 @@ def test_agrees_with_sklearn_on_random_data(seed: int, n_labels: int) -> None:
             assert values[f"{average}_{stat}"] == pytest.approx(value, abs=1e-9), (average, stat)
     for stat, value in zip(("precision", "recall", "f1"), micro[:3], strict=True):
         assert values[f"micro_{stat}"] == pytest.approx(value, abs=1e-9)
+        assert values[stat] == pytest.approx(value, abs=1e-9)
     assert values["parse_failure_rate"] == pytest.approx(np.mean(kinds < 0.08), abs=1e-12)

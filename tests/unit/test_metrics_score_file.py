@@ -119,3 +119,11 @@ def test_gold_checks_name_the_line(tmp_path: Path) -> None:
     rows = read_score_rows(path, task="triple_extraction")
     with pytest.raises(DataError, match=r"t.jsonl, line 2, field 'gold': triple line 1 'a\|b' has 2"):
         check_golds(path, "triple_extraction", rows, None)
+
+
+def test_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    row = {"id": "1", "task": "qa", "gold": "(A)", "generation": "(A)"}
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode("utf-8") + b"\n")
+    rows = read_score_rows(path, task="qa")
+    assert [(r.id, r.line) for r in rows] == [("1", 1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.errors import DataError
+from biorab.errors import ConfigError, DataError
 from biorab.metrics import score
 from biorab.metrics.triples import normalize_element, parse_triples
 from biorab.records import Prediction
@@ -65,3 +65,23 @@ def test_malformed_gold_or_prediction_names_the_instance() -> None:
         score("triple_extraction", ["a|r|b", "a|r"], [Prediction("", "", True)] * 2)
     with pytest.raises(DataError, match=r"field 'prediction': instance 0"):
         score("triple_extraction", ["a|r|b"], [Prediction("a|r|b|c", "", True)])
+
+
+def test_original_matching_reproduces_5_metrics_with_the_strict_parser() -> None:
+    from biorab.parsing import parse
+
+    golds = ["Aspirin|effect|Bleeding", "x|dosage|y", "p|effect|q  "]
+    outputs = ["aspirin|effect|bleeding", "x | dosage | y", "p|effect|q"]
+    predictions = [parse("triple_extraction", o, mode="strict_original") for o in outputs]
+    assert [p.label for p in predictions] == ["aspirin|effect|bleeding", "x| dosage |y", "p|effect|q"]
+    original = score("triple_extraction", golds, predictions, n_boot=0, triple_matching="original")
+    values = {name: v.value for name, v in original.metrics.items()}
+    # 5_metrics.py: the predicted relation " dosage " is not stripped, the gold tail "q  " is not stripped.
+    assert values["f1"] == pytest.approx(1 / 3)
+    assert values["head_f1"] == 1.0
+    assert values["relation_f1"] == pytest.approx(2 / 3)
+    assert values["tail_f1"] == pytest.approx(2 / 3)
+    normalized = score("triple_extraction", golds, predictions, n_boot=0)
+    assert normalized.metrics["f1"].value == 1.0
+    with pytest.raises(ConfigError, match="unknown triple matching 'exact'"):
+        score("triple_extraction", golds, predictions, triple_matching="exact")

@@ -129,6 +129,13 @@ OPTIONS = {"A": "Hyperplasia", "B": "Hyperophy", "C": "Atrophy", "D": "Dyplasia"
         ("Answers: (A) Hyperplasia; (B) Hyperophy; (C) Atrophy; (D) Dyplasia", None),  # an echo
         ("E", None),
         ("I do not know", None),
+        # Lower-case letters are answers too (casing); prose starting with "a" is not.
+        ("Answer: c", "(C)"),
+        ("answer: (b)", "(B)"),
+        ("(d) Dyplasia", "(D)"),
+        ("c", "(C)"),
+        ("a) Hyperplasia", "(A)"),
+        ("a lot depends on the patient", None),
     ],
 )
 def test_robust_qa(text: str, label: str | None) -> None:
