@@ -1,8 +1,9 @@
 """Retrieval benchmark, measured side by side in one run on the staged ADE and MedMCQA training corpora with
 their test inputs as queries:
 
-1. bm25s vs rank_bm25 (the original BioRAB library): index and query time and their ratio (target >= 50x),
-   on identical token lists. rank_bm25 answers a query subset; its per-query time is extrapolated.
+1. bm25s vs rank_bm25 (the original BioRAB library): index and query time and their ratios (index, query,
+   and index + all queries, the last judged against the target >= 50x), on identical token lists.
+   rank_bm25 answers a query subset; its per-query time is extrapolated.
 2. Top-1 agreement of the two, tie-aware, with the original's setup (whitespace tokens, BM25Okapi) against
    biorab's default (Lucene BM25, stopwords) and with both aligned (same tokens, Robertson BM25 in bm25s,
    whose idf differs from BM25Okapi's only for terms in more than half of the documents).
@@ -180,15 +181,20 @@ def run_dataset(name: str, sizes: Sizes, tmp: str) -> None:
         f"rank_bm25 BM25Okapi     index {slow_index:7.3f} s | {len(queries)} queries {slow_query:7.2f} s "
         f"(extrapolated from {speed['rank_bm25_measured']})"
     )
-    print(
-        f"bm25s BM25.retrieve     index {speed['bm25s_index_s']:7.3f} s | {len(queries)} queries "
-        f"{speed['bm25s_query_s']:7.3f} s | query ratio {slow_query / speed['bm25s_query_s']:.0f}x"
-    )
-    print(
-        f"biorab bm25 (on bm25s)  index {index_s:7.3f} s | {len(queries)} queries {query_s:7.3f} s | "
-        f"query ratio {slow_query / query_s:.0f}x (target >= 50x) | index+queries ratio "
-        f"{(slow_index + slow_query) / (index_s + query_s):.0f}x"
-    )
+    combined = {}
+    for label, fast_index, fast_query in (
+        ("bm25s BM25.retrieve    ", speed["bm25s_index_s"], speed["bm25s_query_s"]),
+        ("biorab bm25 (on bm25s) ", index_s, query_s),
+    ):
+        combined[label.strip()] = (slow_index + slow_query) / (fast_index + fast_query)
+        print(
+            f"{label} index {fast_index:7.3f} s | {len(queries)} queries {fast_query:7.3f} s | ratios "
+            f"(rank_bm25 / this): index {slow_index / fast_index:.2f}x, "
+            f"query {slow_query / fast_query:.0f}x, index+queries {combined[label.strip()]:.0f}x"
+        )
+    ratio = combined["biorab bm25 (on bm25s)"]
+    verdict = "met" if ratio >= 50 else "NOT met"
+    print(f"target >= 50x on index+queries time (biorab bm25 vs rank_bm25): {ratio:.0f}x, {verdict}")
     print(
         "  (biorab times include tokenizing; bm25s/rank_bm25 get pre-tokenized input. bm25s scores at index"
     )

@@ -40,8 +40,8 @@ def retrieve(
     rate: Rate = None,
     retriever: Annotated[str, typer.Option("--retriever", help="bm25|dense|hybrid")] = "bm25",
     encoder: Annotated[
-        str, typer.Option("--encoder", help="minilm|contriever|medcpt (dense, hybrid)")
-    ] = "minilm",
+        str | None, typer.Option("--encoder", help="minilm (default)|contriever|medcpt (dense, hybrid)")
+    ] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="Encoder folder or hub id (overrides the preset).")
     ] = None,
@@ -93,6 +93,9 @@ def retrieve(
         "retriever": retriever,
         "corpus_digest": corpus.digest,
         "corpus_items": len(corpus.items),
+        # States the tokenizer, stopwords, variant / encoder, pooling... that produced the hits.
+        "retriever_params": engine.params.model_dump(mode="json"),
+        "retriever_fingerprint": engine.fingerprint,
     }
     if evaluate:
         judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
@@ -130,10 +133,17 @@ def _pool(pool: str | None) -> list[str] | None:
     return [name.strip() for name in pool.split(",") if name.strip()] if pool else None
 
 
-def _build_engine(retriever: str, encoder: str, model: str | None, keep_ties: bool) -> Any:
+def _build_engine(retriever: str, encoder: str | None, model: str | None, keep_ties: bool) -> Any:
+    from biorab.registry import RETRIEVERS
     from biorab.retrieval import build_retriever
 
-    dense: dict[str, Any] = {"encoder": encoder, **({"model": model} if model else {})}
+    if retriever in RETRIEVERS and retriever not in ("dense", "hybrid") and (encoder or model):
+        # Silently ignoring them would show BM25 hits to a user who asked for an encoder.
+        option = "--encoder" if encoder else "--model"
+        raise ConfigError(
+            f"{option} applies to the dense and hybrid retrievers only, not {retriever!r}", key=option
+        )
+    dense: dict[str, Any] = {"encoder": encoder or "minilm", **({"model": model} if model else {})}
     if retriever == "dense":
         return build_retriever("dense", {**dense, "keep_ties": keep_ties})
     if retriever == "hybrid":
@@ -164,7 +174,7 @@ def _print_hits(
         ]
         typer.echo(json.dumps({**header, "k": k, "results": results}, ensure_ascii=False, indent=2))
         return
-    typer.echo(" ".join(f"{key}={value}" for key, value in header.items()))
+    _echo_header(header)
     for example in examples:
         typer.echo(f"\n{example.id}  gold={example.label!r}\n  query: {_short(example.text)}")
         for hit in hits[example.id] or []:
@@ -204,13 +214,21 @@ def _print_eval(
     if as_json:
         typer.echo(json.dumps({**header, **report}, indent=2))
         return
-    typer.echo(" ".join(f"{key}={value}" for key, value in header.items()))
+    _echo_header(header)
     typer.echo(
         " ".join(
             f"{name}={value:.4f}" if isinstance(value, float) else f"{name}={value}"
             for name, value in report.items()
         )
     )
+
+
+def _echo_header(header: dict[str, Any]) -> None:
+    """The scalar header fields as key=value, then the retriever params as one compact JSON line."""
+    typer.echo(" ".join(f"{key}={value}" for key, value in header.items() if not isinstance(value, dict)))
+    for key, value in header.items():
+        if isinstance(value, dict):
+            typer.echo(f"{key}: {json.dumps(value, sort_keys=True)}")
 
 
 def _short(text: str, width: int = 100) -> str:

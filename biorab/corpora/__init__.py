@@ -13,6 +13,7 @@ from pathlib import Path
 from biorab.corpora.corpus import KINDS, Corpus, Ledger, LedgerEntry, canonical_jsonl, corpus_digest
 from biorab.corpora.store import read_corpus, write_corpus
 from biorab.corpora.testbeds import DIVERSE_POOL, Loader, TestbedSpec, corrupted_count
+from biorab.errors import UnknownNameError
 from biorab.records import Example
 from biorab.registry import CORPORA
 
@@ -52,6 +53,8 @@ def build_corpus(
     Returns:
         The corpus and the ledger of every corrupted or removed value.
     """
+    if kind not in CORPORA:  # the registry would say "unknown corpus"; users pick a testbed kind
+        raise UnknownNameError("testbed", kind, CORPORA.names())
     builder = CORPORA.get(kind)
     spec = TestbedSpec(dataset=dataset, rate=rate, seed=seed, pool=tuple(pool) if pool else DIVERSE_POOL)
     result: tuple[Corpus, Ledger] = builder(spec, loader or train_loader(data_dir))

@@ -61,7 +61,28 @@ def read_corpus(folder: str | Path) -> tuple[Corpus, Ledger]:
             for row in ledger_rows
         )
     )
+    _check_ledger(folder, manifest, ledger, {item.id for item in corpus.items})
     return corpus, ledger
+
+
+def _check_ledger(folder: Path, manifest: dict[str, Any], ledger: Ledger, ids: set[str]) -> None:
+    """Every ledger entry names a corpus item, and the ledger is the one the manifest recorded."""
+    for line, entry in enumerate(ledger.entries, start=1):
+        if entry.item_id not in ids:
+            raise DataError(
+                f"ledger entry for {entry.item_id!r}, which is not a corpus item",
+                path=folder / LEDGER_FILE,
+                line=line,
+                field="item_id",
+            )
+    digest = hashlib.sha256(ledger.to_jsonl()).hexdigest()
+    if digest != manifest.get("ledger_digest"):
+        raise DataError(
+            f"ledger digest {digest} does not match the manifest's {manifest.get('ledger_digest')} "
+            "(the ledger file was edited after it was written)",
+            path=folder / MANIFEST_FILE,
+            field="ledger_digest",
+        )
 
 
 def file_digest(path: str | Path) -> str:

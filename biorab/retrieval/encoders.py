@@ -158,9 +158,11 @@ def _load(ref: str, device: str) -> tuple[Any, Any]:
         tokenizer = AutoTokenizer.from_pretrained(ref)
         model = AutoModel.from_pretrained(ref)
     except (OSError, ValueError) as e:
+        # `ref` may be a mistyped relative folder ("models/x") as well as a hub id: say both.
+        where = "" if Path(ref).exists() else "no local folder has that name, and as a hub id: "
         raise RetrievalError(
-            f"could not load encoder {ref!r}: {e}. Pass a local model folder, or make the hub id reachable "
-            "(unset HF_HUB_OFFLINE) or cached"
+            f"could not load encoder {ref!r}: {where}{e} Pass a local model folder, or make the hub id "
+            "reachable (unset HF_HUB_OFFLINE) or cached"
         ) from e
     return tokenizer, model.to(device).eval()
 

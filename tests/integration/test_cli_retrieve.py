@@ -27,6 +27,14 @@ def test_retrieve_shows_scored_hits_as_json(data_dir: Path) -> None:
         "bm25",
         4000,
     )
+    params = report["retriever_params"]  # the tokenizer, stopwords and variant behind the hits
+    assert (params["method"], params["stopwords"], params["token_pattern"], params["lower"]) == (
+        "lucene",
+        "english",
+        r"(?u)\b\w\w+\b",
+        True,
+    )
+    assert len(report["retriever_fingerprint"]) == 64
     assert [r["id"] for r in report["results"]] == ["hetionet/test/0", "hetionet/test/1"]
     for result in report["results"]:
         hits = result["hits"]
@@ -53,6 +61,7 @@ def test_retrieve_text_output_on_a_counterfactual_testbed(data_dir: Path) -> Non
     )
     assert out.returncode == 0, out.stderr
     assert "testbed=counterfactual rate=0.2 retriever=bm25" in out.stdout
+    assert 'retriever_params: {"b": 0.75, "dedupe": true, "delta": 0.5, "fields": "key"' in out.stdout
     assert "ade/test/0" in out.stdout and "#0 " in out.stdout
 
 
@@ -101,6 +110,10 @@ def test_bad_input_exits_2_with_a_clear_message(data_dir: Path) -> None:
             ["--retriever", "dense", "--model", "/nonexistent/model"],
             "model path /nonexistent/model does not exist",
         ),
+        (["--model", "/some/model"], "--model applies to the dense and hybrid retrievers only, not 'bm25'"),
+        (["--encoder", "medcpt"], "--encoder applies to the dense and hybrid retrievers only"),
+        (["--testbed", "noisy"], "unknown testbed 'noisy'. Known testbeds: counterfactual, diverse, labeled"),
+        (["--retriever", "dense", "--encoder", "bert"], "key 'encoder': Input should be 'minilm'"),
     ]
     for extra, message in cases:
         out = _biorab("retrieve", "-d", "hetionet", "--limit", "1", "--data-dir", str(data_dir), *extra)

@@ -73,3 +73,17 @@ def test_malformed_lines_name_file_line_and_field(tmp_path: Path) -> None:
         read_corpus(folder)
     with pytest.raises(DataError, match="file not found"):
         read_corpus(tmp_path / "nowhere")
+
+
+def test_edited_ledger_fails_the_ledger_digest_check(tmp_path: Path) -> None:
+    folder = write_corpus(
+        *build_corpus("counterfactual", "pharmkg", rate=0.25, seed=2, loader=_load), tmp_path
+    )
+    lines = (folder / "ledger.jsonl").read_text().splitlines()
+    (folder / "ledger.jsonl").write_text("\n".join(lines[1:]) + "\n")  # one corruption dropped
+    with pytest.raises(DataError, match="ledger digest .* does not match"):
+        read_corpus(folder)
+    stranger = {**json.loads(lines[0]), "item_id": "pharmkg/train/999"}
+    (folder / "ledger.jsonl").write_text("\n".join([*lines[1:], json.dumps(stranger)]) + "\n")
+    with pytest.raises(DataError, match=r"ledger.jsonl, line 5, field 'item_id'"):
+        read_corpus(folder)

@@ -158,7 +158,8 @@ def test_diverse_on_staged_data_has_the_other_seven_training_sets(data_dir) -> N
     ],
 )
 def test_bad_specs_are_clear_errors(kind: str, rate: float | None, error: type[Exception]) -> None:
-    with pytest.raises(error):
+    message = "unknown testbed 'noisy'. Known testbeds:" if kind == "noisy" else "rate"
+    with pytest.raises(error, match=message):
         build_corpus(kind, "ade_corpus_v2", rate=rate, loader=_loader({"ade_corpus_v2": _classification(5)}))
 
 
@@ -184,3 +185,27 @@ def test_malformed_triple_label_names_the_item() -> None:
 def _first(label: str) -> tuple[str, str, str]:
     head, relation, tail = label.split("\n")[0].split("|")
     return head, relation, tail
+
+
+def test_real_triple_corpus_rebuilds_byte_identically(data_dir) -> None:  # noqa: ANN001
+    first, ledger = build_corpus("counterfactual", "ade", rate=0.2, seed=0, data_dir=data_dir)
+    again, ledger_again = build_corpus("counterfactual", "ade", rate=0.2, seed=0, data_dir=data_dir)
+    assert len(ledger) == 994  # round(0.2 * 4970)
+    assert canonical_jsonl(first.items) == canonical_jsonl(again.items)
+    assert ledger.to_jsonl() == ledger_again.to_jsonl()
+    other, _ = build_corpus("counterfactual", "ade", rate=0.2, seed=1, data_dir=data_dir)
+    assert other.digest != first.digest
+
+
+def test_nli_gets_the_other_class() -> None:
+    examples = [
+        Example(f"bionli/train/{i}", "nli", "bionli", "train", f"premise {i} hypothesis {i}", label)
+        for i, label in enumerate(["entailment", "contradiction"] * 5)
+    ]
+    corpus, ledger = build_corpus(
+        "counterfactual", "bionli", rate=0.4, seed=0, loader=_loader({"bionli": examples})
+    )
+    assert len(ledger) == 4
+    flipped = {"entailment": "contradiction", "contradiction": "entailment"}
+    assert all(e.corrupted == flipped[e.original] and e.how == "other_class" for e in ledger.entries)
+    assert sum(item.value != example.label for item, example in zip(corpus.items, examples, strict=True)) == 4

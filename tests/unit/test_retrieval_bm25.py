@@ -143,3 +143,19 @@ def test_importing_the_packages_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_variant_lowercasing_and_token_pattern_are_configurable(tmp_path: Path) -> None:
+    # ATIRE: idf = ln(N / df), tf part = tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)); "fever" only in d0.
+    atire = build_retriever("bm25", {"method": "atire"}, cache_root=tmp_path)
+    atire.index(_items(DOCS))
+    expected = math.log(3) * 2.5 / (1 + 1.5 * (0.25 + 0.75 * 3 / (10 / 3)))
+    assert expected == pytest.approx(1.1503789, abs=1e-6)
+    hits = atire.search({"q": "fever"}, 3)["q"]
+    assert [h.doc_id for h in hits] == ["d0"] and hits[0].score == pytest.approx(expected, rel=1e-6)
+    cased = build_retriever("bm25", {"lower": False}, cache_root=tmp_path)
+    cased.index(_items(["Aspirin helps", "aspirin hurts"]))
+    assert [h.doc_id for h in cased.search({"q": "Aspirin"}, 2)["q"]] == ["d0"]
+    digits = build_retriever("bm25", {"token_pattern": r"\d+"}, cache_root=tmp_path)
+    digits.index(_items(["dose 10 mg", "dose 20 mg"]))
+    assert [h.doc_id for h in digits.search({"q": "dose 20"}, 2)["q"]] == ["d1"]  # "dose" is no token

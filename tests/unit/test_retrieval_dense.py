@@ -160,7 +160,7 @@ def test_unreachable_hub_id_is_a_clear_error(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty hub cache
     retriever = build_retriever("dense", {"encoder": "contriever"}, cache_root=tmp_path)
-    with pytest.raises(RetrievalError, match="could not load encoder 'facebook/contriever'"):
+    with pytest.raises(RetrievalError, match="could not load encoder .facebook/contriever.: no local folder"):
         retriever.index(_items())
 
 
@@ -170,3 +170,52 @@ def test_packaged_minilm_retrieves_the_paraphrase(tmp_path: Path) -> None:
     retriever.index(_items())
     hits = retriever.search({"q": "which drug lowers a temperature"}, 1)["q"]
     assert hits[0].doc_id == "d0" and 0.3 < hits[0].score <= 1.0
+
+
+def _hub_cache(root: Path, repo_id: str, model: Path) -> None:
+    """Lay `model`'s files out as the hub cache holds a downloaded ``repo_id`` (refs/main -> snapshot)."""
+    import shutil
+
+    repo = root / "hub" / ("models--" + repo_id.replace("/", "--"))
+    commit = "0" * 40
+    shutil.copytree(model, repo / "snapshots" / commit)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+
+
+def test_presets_load_contriever_and_medcpt_by_hub_id(models: tuple[Path, Path], tmp_path: Path) -> None:
+    """No model override: the presets' hub ids load (offline, from a hub cache holding tiny random BERTs),
+    and MedCPT really uses its query encoder for queries and its article encoder for corpus items."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    query_model, article_model = models
+    _hub_cache(tmp_path / "hf", "facebook/contriever", query_model)
+    _hub_cache(tmp_path / "hf", "ncbi/MedCPT-Query-Encoder", query_model)
+    _hub_cache(tmp_path / "hf", "ncbi/MedCPT-Article-Encoder", article_model)
+    code = (
+        "import json, sys\n"
+        "from biorab.records import CorpusItem\n"
+        "from biorab.retrieval import build_retriever\n"
+        f"docs = {DOCS!r}\n"
+        "items = [CorpusItem(f'd{i}', t, 'v', 'toy', 'qa') for i, t in enumerate(docs)]\n"
+        "out = {}\n"
+        "for name in ('contriever', 'medcpt'):\n"
+        "    params = {'encoder': name, 'dedupe': False}\n"
+        f"    r = build_retriever('dense', params, cache_root={str(tmp_path)!r})\n"
+        "    r.index(items)\n"
+        "    out[name] = {h.doc_id: h.score for h in r.search({'q': 'aspirin headache'}, len(docs))['q']}\n"
+        "print(json.dumps(out))\n"
+    )
+    # HF_HOME is read when huggingface_hub is imported, hence a fresh interpreter.
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    query = ["aspirin headache"]
+    contriever = _embed(query_model, DOCS, "mean", True) @ _embed(query_model, query, "mean", True)[0]
+    medcpt = _embed(article_model, DOCS, "cls", False) @ _embed(query_model, query, "cls", False)[0]
+    assert got["contriever"] == pytest.approx({f"d{i}": float(s) for i, s in enumerate(contriever)}, abs=1e-4)
+    assert got["medcpt"] == pytest.approx({f"d{i}": float(s) for i, s in enumerate(medcpt)}, abs=1e-4)
