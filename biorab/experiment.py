@@ -15,6 +15,7 @@ Example (``jobs/smoke.yaml``)::
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -156,6 +157,16 @@ class ResourcesConfig(Params):
     retrieval: StageResources = StageResources(num_cpus=0.25, batch_size=8)
     llm: StageResources = StageResources(num_cpus=1.0, batch_size=8)
     llm_engine: LLMEngine = "actors"
+
+    @field_validator("retrieval", "llm", mode="before")
+    @classmethod
+    def _keep_stage_defaults(cls, value: Any, info: ValidationInfo) -> Any:
+        # ``llm: {batch_size: 16}`` changes the batch size only: the stage's other fields keep this
+        # profile's defaults (LLM 1.0 CPU, retrieval 0.25), not the generic `StageResources` ones.
+        if isinstance(value, Mapping) and info.field_name is not None:
+            default = cls.model_fields[info.field_name].default
+            return {**default.model_dump(), **value}
+        return value
 
 
 class TrackingConfig(Params):

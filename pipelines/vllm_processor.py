@@ -1,29 +1,62 @@
 """The GPU LLM stage through ``ray.data.llm``'s vLLM processor (``resources.llm_engine: vllm_processor``).
 
-Rows whose generation is already in the content-keyed store skip the processor; the rest go through it and
-are written back to the store. Backend params used here: ``model`` (hub id or local path) and the optional
-``engine_kwargs`` mapping (e.g. ``tensor_parallel_size``, ``max_model_len``); the actor pool's
-``pool_size`` is the number of engine replicas and ``batch_size`` the processor's batch size.
+The backend must be ``vllm``: its params (model, dtype, tensor_parallel_size, gpu_memory_utilization,
+max_model_len, enforce_eager, seed, trust_remote_code, engine_args) become the processor's
+``engine_kwargs`` through the same `biorab.generation.vllm_engine.engine_kwargs` the in-process engine uses,
+so switching ``llm_engine`` needs no other change. ``resources.llm.pool_size`` is the number of engine
+replicas (Ray's ``concurrency``) and ``batch_size`` the processor's batch size; Ray places each replica's
+tensor-parallel workers itself (one GPU per worker), so ``llm.num_gpus`` is not used on this path.
+
+Rows whose generation is already in the content-keyed store skip the engine; the rest go through it and
+are written back to the store. The rendered rows are materialized first: Ray Data plans a dataset used by
+two branches (cached / to generate) once per branch, which would run retrieval and rendering twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 
+from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
-from biorab.generation.base import SamplingParams, stable_digest
+from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
 from biorab.records import Generation
 from biorab.runner.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
 from biorab.runner.stores import GenerationStore, generation_key
 
+#: The column ``ray.data.llm`` sets on a row whose request failed (with ``should_continue_on_error``).
+INFERENCE_ERROR = "__inference_error__"
+#: A copy of the prompt taken before the engine: Ray 2.60 replaces a failed row's ``prompt`` by a snippet.
+PROMPT_COPY = "biorab_prompt"
 
-def processor_model_digest(config: ExperimentConfig) -> str:
-    """The cache identity of the processor's model: model source and engine kwargs."""
-    params = config.backend.params
-    return stable_digest({"engine": "ray.data.llm/vllm", "model": params.get("model"),
-                          "engine_kwargs": params.get("engine_kwargs", {})})
+
+def processor_params(config: ExperimentConfig) -> Any:
+    """The ``vllm`` backend's validated params (the processor path accepts no other backend)."""
+    from biorab.generation.vllm_engine import VLLMBackend
+
+    if config.backend.name != "vllm":
+        raise ConfigError("llm_engine vllm_processor runs vLLM: set backend.name to vllm",
+                          key="backend.name")
+    return VLLMBackend.Params(**config.backend.params)
+
+
+def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, Any], str]:
+    """(model source, ``engine_kwargs`` of the processor, model digest for cache keys)."""
+    from biorab.generation.model_source import resolve_model, weights_digest
+    from biorab.generation.vllm_engine import engine_kwargs
+
+    p = processor_params(config)
+    if p.adapter_path:
+        raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
+                          key="backend.params.adapter_path")
+    source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
+    kwargs = engine_kwargs(p, source.location, on_cpu=False)
+    model = kwargs.pop("model")
+    digest = stable_digest({"engine": "ray.data.llm/vllm", "weights": weights_digest(source, None, p.dtype),
+                            "engine_kwargs": {k: v for k, v in kwargs.items() if k != "revision"}})
+    return model, kwargs, digest
 
 
 def lookup_batch(batch: pa.Table, digest: str, sampling: dict[str, Any], store: str) -> pa.Table:
@@ -40,28 +73,67 @@ def lookup_batch(batch: pa.Table, digest: str, sampling: dict[str, Any], store: 
     return to_table(rows)
 
 
-def _preprocess(sampling: SamplingParams) -> Any:
+def request_sampling(sampling: SamplingParams, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``sampling_params`` of one processor request: the same fields as the in-process ``vllm``
+    backend, with ``structured_outputs`` (label list or triple regex) when the run is ``constrained``.
+
+    ``structured_outputs`` is always present (``None`` when unconstrained) so that every row has the same
+    columns; Ray's engine stage pops it and builds `StructuredOutputsParams` only when it is set."""
+    from biorab.generation.vllm_engine import sampling_kwargs, structured_spec
+
+    prompt = row_prompt(dict(row))
+    return {**sampling_kwargs(sampling, prompt), "structured_outputs": structured_spec(sampling, prompt)}
+
+
+def make_preprocess(sampling: SamplingParams) -> Any:
     def preprocess(row: dict[str, Any]) -> dict[str, Any]:
-        stops = list(sampling.stops_for(row_prompt(row)))
-        return {**row, "prompt": row["prompt"], "sampling_params": {
-            "temperature": sampling.temperature, "top_p": sampling.top_p, "max_tokens": sampling.max_tokens,
-            "seed": sampling.seed, "stop": stops or None}}
+        return {**row, PROMPT_COPY: row["prompt"], "sampling_params": request_sampling(sampling, row)}
 
     return preprocess
 
 
-def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
-    gen = Generation(text=row.get("generated_text") or "",
-                     prompt_tokens=int(row.get("num_input_tokens") or 0),
-                     completion_tokens=int(row.get("num_generated_tokens") or 0), finish_reason="stop")
+def make_postprocess(sampling: SamplingParams) -> Any:
+    def postprocess(row: dict[str, Any]) -> dict[str, Any]:
+        return finish_row(row, sampling)
+
+    return postprocess
+
+
+def finish_row(row: Mapping[str, Any], sampling: SamplingParams) -> dict[str, Any]:
+    """One processor output row in the row schema, with its ``gen_*`` columns and its full prompt.
+
+    Ray 2.60 hands a failed request's row *around* the user's postprocess (its ``prompt`` cut to a snippet),
+    so `store_batch` calls this for such rows too."""
     out = {k: row.get(k) for k in COLUMNS}
+    if row.get(PROMPT_COPY):
+        out["prompt"] = row[PROMPT_COPY]
+    out.update(processor_generation(row, sampling))
+    return out
+
+
+def processor_generation(row: Mapping[str, Any], sampling: SamplingParams) -> dict[str, Any]:
+    """The ``gen_*`` columns of one processor output row (a failed request becomes an error row)."""
+    error = row.get(INFERENCE_ERROR)
+    if error:
+        gen = Generation(text="", error=f"vllm_processor: {error}")
+    else:
+        stops = sampling.stops_for(row_prompt(dict(row)))
+        text, hit = truncate_at_stop(row.get("generated_text") or "", stops)  # a guard: vLLM strips stops
+        n_out = int(row.get("num_generated_tokens") or 0)
+        finish = "length" if n_out >= sampling.max_tokens and not hit else "stop"
+        gen = Generation(text=text, prompt_tokens=int(row.get("num_input_tokens") or 0),
+                         completion_tokens=n_out, finish_reason=finish)
+    out: dict[str, Any] = {}
     set_generation(out, gen, key=row["gen_key"], cached=False)
     return out
 
 
-def store_batch(batch: pa.Table, store: str) -> pa.Table:
-    """Cast the processor's rows back to the row schema and store their fresh generations."""
-    rows = from_table(batch)
+def store_batch(batch: pa.Table, store: str, sampling: dict[str, Any]) -> pa.Table:
+    """Cast the processor's rows back to the row schema (failed requests, which bypassed the postprocess,
+    become error rows) and store their fresh, successful generations."""
+    params = SamplingParams(**sampling)
+    rows = [finish_row(r, params) if r.get(INFERENCE_ERROR) else {k: r.get(k) for k in COLUMNS}
+            for r in batch.to_pylist()]
     GenerationStore(store).put_many({r["gen_key"]: row_generation(r) for r in rows if not r["gen_cached"]})
     return to_table(rows)
 
@@ -70,22 +142,24 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
     Prompts are sent as raw completions (no chat template): the templates are few-shot completion prompts
-    with stop strings, which LLM_NOTES.md found chat templating to break.
+    with stop strings, which LLM_NOTES.md found chat templating to break. Failed requests are recorded as
+    error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
     """
     from ray.data.llm import build_processor, vLLMEngineProcessorConfig
 
     res = config.resources
+    model, engine_kwargs, digest = processor_engine_kwargs(config)
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow"}
-    ds = ds.map_batches(lookup_batch, **task, fn_kwargs={"digest": processor_model_digest(config),
-                        "sampling": config.sampling.model_dump(), "store": generations_store})
+    ds = ds.map_batches(lookup_batch, **task, fn_kwargs={"digest": digest,
+                        "sampling": config.sampling.model_dump(), "store": generations_store}).materialize()
     cached = ds.filter(lambda row: row["gen_cached"] is True)
     todo = ds.filter(lambda row: row["gen_cached"] is not True)
-    params = config.backend.params
     engine = vLLMEngineProcessorConfig(
-        model_source=params["model"], engine_kwargs=dict(params.get("engine_kwargs", {})),
-        concurrency=res.llm.pool_size, batch_size=res.llm.batch_size, chat_template_stage=False,
+        model_source=model, engine_kwargs=engine_kwargs, concurrency=res.llm.pool_size,
+        batch_size=res.llm.batch_size, chat_template_stage=False, should_continue_on_error=True,
     )
-    preprocess = _preprocess(config.sampling)
-    processor: Any = build_processor(engine, preprocess=preprocess, postprocess=_postprocess)
-    generated = processor(todo).map_batches(store_batch, **task, fn_kwargs={"store": generations_store})
+    processor: Any = build_processor(engine, preprocess=make_preprocess(config.sampling),
+                                     postprocess=make_postprocess(config.sampling))
+    generated = processor(todo).map_batches(store_batch, **task, fn_kwargs={
+        "store": generations_store, "sampling": config.sampling.model_dump()})
     return cached.union(generated)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -78,9 +79,12 @@ def main() -> None:
     except Exception as e:  # click usage errors arrive here in non-standalone mode
         import click
 
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
+        # typer >= 0.29 vendors click as `typer._click`: its usage errors are not `click.ClickException`
+        usage_error = isinstance(e, typer.TyperException) and hasattr(e, "show")
+        if isinstance(e, click.ClickException) or usage_error:
+            shown: Any = e
+            shown.show()
+            sys.exit(shown.exit_code)
         raise
 
 

@@ -57,6 +57,38 @@ def check_experiment(
         if check_data:
             _check_split(config, i, path)
     _check_templates(config, path)
+    _check_processor(config, path)
+    _check_tensor_parallel(config, path)
+
+
+def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:
+    """A ``vllm`` engine in a GPU actor sees only the actor's GPUs: tensor parallelism over more GPUs than
+    ``resources.llm.num_gpus`` would fail when the engine starts on the cluster, so it is refused here."""
+    if config.resources.llm_engine != "actors" or config.backend.name != "vllm":
+        return
+    tp = int(config.backend.params.get("tensor_parallel_size", 1))
+    gpus = config.resources.llm.num_gpus
+    if gpus and tp > gpus:
+        raise ConfigError(f"backend.params.tensor_parallel_size={tp} needs {tp} GPUs per LLM actor but "
+                          f"resources.llm.num_gpus={gpus:g}; set both to the same number",
+                          key="resources.llm.num_gpus", path=path)
+
+
+def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
+    """``llm_engine: vllm_processor`` runs `ray.data.llm`'s vLLM engine from the ``vllm`` backend's params;
+    it has no LoRA adapter and no per-label scoring path, so asking for them is refused, not ignored."""
+    if config.resources.llm_engine != "vllm_processor":
+        return
+    if config.backend.name != "vllm":
+        raise ConfigError(f"llm_engine vllm_processor runs vLLM; backend {config.backend.name!r} cannot be "
+                          "used (set backend.name: vllm, or resources.llm_engine: actors)",
+                          key="backend.name", path=path)
+    if config.backend.params.get("adapter_path"):
+        raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
+                          key="backend.params.adapter_path", path=path)
+    if config.sampling.score_labels:
+        raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
+                          "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)
 
 
 def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> None:

@@ -51,11 +51,25 @@ def cell_tags(config: ExperimentConfig, result: CellResult) -> dict[str, str]:
     }
 
 
-def _experiment_id(client: Any, name: str, artifact_root: Path) -> str:
+def artifact_root(uri: str, run_dir: Path) -> str | None:
+    """Where a new experiment keeps its artifacts: ``<run dir>/mlartifacts`` for a local store; for a
+    tracking server (``http(s)://``, ``databricks``) ``None``, i.e. the server's own artifact store, so that
+    artifacts do not end up on the disk of whichever node ran the driver.
+
+    >>> artifact_root("http://mlflow.internal:5000", Path("/r"))
+    >>> artifact_root("sqlite:////r/mlflow.db", Path("/r"))
+    'file:///r/mlartifacts'
+    """
+    if uri.split(":", 1)[0].lower() in ("http", "https", "databricks"):
+        return None
+    return (run_dir.resolve() / "mlartifacts").as_uri()
+
+
+def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
     found = client.get_experiment_by_name(name)
     if found is not None:
         return str(found.experiment_id)
-    return str(client.create_experiment(name, artifact_location=artifact_root.resolve().as_uri()))
+    return str(client.create_experiment(name, artifact_location=artifact_location))
 
 
 def track_run(
@@ -67,7 +81,8 @@ def track_run(
 
     uri = config.tracking.uri or default_tracking_uri(run_dir)
     client = MlflowClient(tracking_uri=uri)
-    experiment = _experiment_id(client, config.tracking.experiment or config.name, run_dir / "mlartifacts")
+    name = config.tracking.experiment or config.name
+    experiment = _experiment_id(client, name, artifact_root(uri, run_dir))
     params = mlflow_params(config.model_dump(mode="json"))
     resolved = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
     for result in results:

@@ -66,6 +66,16 @@ def test_invalid_config_fails_before_any_work(tmp_path: Path, data_dir: Path) ->
     assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
 
 
+def test_bad_flags_are_usage_errors_not_tracebacks(tmp_path: Path, data_dir: Path) -> None:
+    path = config(tmp_path, data_dir)
+    for args, words in [(("run", str(path), "--limit", "0"), "Invalid value for '--limit'"),
+                        (("run",), "Missing argument 'config'"),
+                        (("run", str(path), "--resum"), "No such option: --resum")]:
+        out = biorab(*args, cache=tmp_path / "cache")
+        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.slow
 def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path) -> None:
     path = config(tmp_path, data_dir)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
+import yaml
 from integration.test_run_local import N_ADE, N_QA, make_config  # tests/ is on sys.path (conftest)
 
 from biorab.runner import run_experiment
+from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.mlflow_tracker import default_tracking_uri
 
 
@@ -39,8 +42,15 @@ def test_mlflow_runs_read_back(tmp_path: Path, data_dir: Path, monkeypatch: pyte
     params = ade.data.params
     assert params["backend.name"] == "fake" and params["datasets.0.name"] == "ade_corpus_v2"
     assert params["sampling.max_tokens"] == "8" and params["retrieval.0.testbed"] == "none"
+    # the full resolved config, sampling params and seed included
+    assert params == mlflow_params(cfg.model_dump(mode="json"))
+    assert (params["sampling.seed"], params["sampling.temperature"], params["seed"]) == ("0", "0.0", "0")
     artifacts = {a.path for a in client.list_artifacts(ade.info.run_id)}
     assert artifacts == {"predictions", "report.md", "config.yaml"}
     (pred,) = client.list_artifacts(ade.info.run_id, "predictions")
     assert pred.path == f"predictions/{result.cells[0].plan.cell_id}.parquet"
+    got = Path(client.download_artifacts(ade.info.run_id, "", str(tmp_path / "dl")))
+    assert yaml.safe_load((got / "config.yaml").read_text("utf-8")) == cfg.model_dump(mode="json")
+    assert (got / "report.md").read_text("utf-8") == result.report_path.read_text("utf-8")
+    assert pq.read_table(got / pred.path).num_rows == N_ADE
     assert not (tmp_path / "home").exists()

@@ -107,3 +107,17 @@ def test_config_is_frozen(tmp_path: Path) -> None:
     cfg = load_config(ExperimentConfig, write(tmp_path, BASE))
     with pytest.raises(ValueError):
         cfg.seed = 3  # type: ignore[misc]
+
+
+def test_partial_stage_resources_keep_the_profile_defaults(tmp_path: Path) -> None:
+    cfg = load_config(ExperimentConfig, write(tmp_path, BASE + "resources: {llm: {batch_size: 16}, "
+                                                             "retrieval: {pool_size: 2}}\n"))
+    llm, retrieval = cfg.resources.llm, cfg.resources.retrieval
+    assert (llm.pool_size, llm.num_cpus, llm.num_gpus, llm.batch_size) == (1, 1.0, 0.0, 16)
+    assert (retrieval.pool_size, retrieval.num_cpus, retrieval.batch_size) == (2, 0.25, 8)
+    # three 1-CPU LLM actors no longer fit 2 CPUs (they silently became 0.5-CPU actors before)
+    with pytest.raises(ConfigError, match=r"need 3.5 CPUs"):
+        load_config(ExperimentConfig, write(tmp_path, BASE + "resources: {llm: {pool_size: 3}}\n"))
+    with pytest.raises(ConfigError) as info:
+        load_config(ExperimentConfig, write(tmp_path, BASE + "resources: {llm: {gpus: 1}}\n"))
+    assert info.value.key == "resources.llm.gpus"
