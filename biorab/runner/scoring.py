@@ -66,6 +66,7 @@ def score_cell(
     import pyarrow.parquet as pq
 
     from biorab.metrics import score
+    from biorab.metrics.file_scoring import triple_matching_for
 
     rows = final_rows(plan, examples, cells_dir)
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
@@ -73,7 +74,8 @@ def score_cell(
     pq.write_table(to_table(rows), path)
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
-    report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed)
+    report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed,
+                   triple_matching=triple_matching_for(plan.parser))
     payload = report.to_json()
     metrics, extra = dict(payload["metrics"]), {}
     if plan.retrieval.probes:
@@ -96,10 +98,12 @@ def score_awareness(
     ``not_probed``. The answers are read with the metric's default mapping, the one the probe asks for.
     """
     from biorab.metrics import negative_awareness
+    from biorab.metrics.file_scoring import triple_matching_for
     from biorab.metrics.tables import instance_table
 
     golds = [r["label"] for r in rows]
-    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset)).correct
+    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset),
+                             triple_matching=triple_matching_for(plan.parser)).correct
     asked = [i for i, r in enumerate(rows) if r["probe_prompt"] is not None]
     judgements = [rows[i]["probe_judgement"] for i in asked]
     report = negative_awareness([bool(correct[i]) for i in asked], judgements, n_boot=n_boot, seed=seed)

@@ -131,3 +131,27 @@ def test_backend_exception_fails_the_batch_rows_only(tmp_path: Path, data_dir: P
     # 11 rows in batches of 4 → calls 1..3; call 2 raised, so its 4 rows failed and the run finished.
     assert result.stats.generation_failures == 4 and result.stats.written == 11
     assert sum(c.generation_failures for c in result.cells) == 4
+
+
+@pytest.mark.parametrize(("parser", "f1"), [("robust", 1.0), ("strict_original", 0.5)])
+def test_strict_original_run_scores_triples_with_the_original_rule(
+    tmp_path: Path, data_dir: Path, parser: str, f1: float
+) -> None:
+    """`5_metrics.py` does not strip the predicted relation: with ``parser: strict_original`` a run scores
+    ``h| effect |t`` as wrong, the robust default as right (same rule as `biorab score`)."""
+    gold = {ex.id: ex.label for ex in load_dataset("ade", "test", data_dir=data_dir)[:2]}
+    head, relation, tail = gold["ade/test/1"].split("|")
+    gold["ade/test/1"] = f"{head}| {relation} |{tail}"
+    cfg = ExperimentConfig.model_validate({
+        "name": f"strict-{parser}",
+        "data_dir": str(data_dir),
+        "output_dir": str(tmp_path / "runs"),
+        "datasets": [{"name": "ade", "limit": 2}],
+        "retrieval": [{"testbed": "none"}],
+        "backend": {"name": "fake", "params": {"mode": "map", "answers": gold}},
+        "parser": parser,
+        "n_boot": 0,
+        "tracking": {"enabled": False},
+    })
+    result = run_experiment(cfg, use_ray=False)
+    assert result.cells[0].metrics["f1"]["value"] == pytest.approx(f1)
