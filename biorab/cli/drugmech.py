@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from biorab.drugmech.drugmechdb import DrugMechDB
 
 drugmech_app = typer.Typer(
-    help="Drug Mechanisms Counterfactuals: DrugMechDB statistics, query-set generation, prompts, scoring.",
+    help="Drug Mechanisms Counterfactuals: DrugMechDB statistics, query-set generation, prompts, model "
+    "responses, scoring.",
     no_args_is_help=True,
 )
 

@@ -10,15 +10,18 @@ from typing import Annotated, Any
 
 import typer
 
-from biorab.errors import ConfigError
+from biorab.errors import ConfigError, DataError
 
 _RELEASE_HELP = "Folder of the released query files (or the drugmechcf folder above it)."
+_CHAT_BACKENDS = ("transformers", "vllm", "openai")  # built-in backends with a `chat` param
+_PRIMEKG_HELP = "PrimeKG kg.csv: describes the diseases of factual negatives outside NAMED_DISEASE."
 _DMDB_HELP = "DrugMechDB folder (indication_paths.yaml); needed for closed-world and graph scores."
 
 
 def add_commands(group: typer.Typer) -> None:
     """Add ``prompts`` and ``score`` to the ``drugmech`` command group."""
     group.command("prompts")(prompts)
+    group.command("respond")(respond)
     group.command("score")(score)
 
 
@@ -29,6 +32,14 @@ def _query_file(file: str, release_dir: Path | None) -> Any:
     if path.suffix == ".json" and path.is_file():
         return load_query_file(path)
     return load_release_file(file, release_dir=release_dir)
+
+
+def _primekg(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from biorab.drugmech.primekg import load_primekg
+
+    return load_primekg(path)
 
 
 def _moas(drugmechdb_dir: Path | None) -> Any:
@@ -53,12 +64,7 @@ def prompts(
     index: Annotated[int | None, typer.Option(help="Print only this row's prompt, as plain text.")] = None,
     release_dir: Annotated[Path | None, typer.Option(help=_RELEASE_HELP)] = None,
     drugmechdb_dir: Annotated[Path | None, typer.Option(help=_DMDB_HELP)] = None,
-    primekg: Annotated[
-        Path | None,
-        typer.Option(
-            help="PrimeKG kg.csv: describes the diseases of factual negatives outside NAMED_DISEASE."
-        ),
-    ] = None,
+    primekg: Annotated[Path | None, typer.Option(help=_PRIMEKG_HELP)] = None,
 ) -> None:
     """Render the prompts of a query file: JSONL rows {query_file, index, world|mode, prompt}."""
     from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
@@ -71,25 +77,129 @@ def prompts(
     if index is not None and not 0 <= index < len(qfile.queries):
         raise ConfigError(f"index {index} is out of range ({len(qfile.queries)} rows)", key="--index")
     moas = _moas(drugmechdb_dir) if needs_drugmechdb(qfile.query_type, world=world, mode=mode) else None
-    kg = None
-    if primekg is not None:
-        from biorab.drugmech.primekg import load_primekg
+    kg = _primekg(primekg)
 
-        kg = load_primekg(primekg)
+    def render(i: int) -> str:
+        try:
+            return render_prompt(qfile.queries[i], world=world, mode=mode, moas=moas, primekg=kg)
+        except DataError as e:  # name the query file and row, whatever the inner error named
+            raise DataError(f"row {i}: {e}", path=qfile.path) from e
+
     if index is not None:
-        sys.stdout.write(render_prompt(qfile.queries[index], world=world, mode=mode, moas=moas, primekg=kg))
+        sys.stdout.write(render(index))
         return
     setting = {"mode": mode} if qfile.query_type == "known_moa" else {"world": world}
-    sink = out.open("w", encoding="utf-8") if out is not None else sys.stdout
+    # --out goes to a temporary file renamed at the end, so an error mid-file leaves no partial file.
+    partial = out.with_name(out.name + ".partial") if out is not None else None
+    sink = partial.open("w", encoding="utf-8") if partial is not None else sys.stdout
     try:
-        for i, query in enumerate(qfile.queries):
-            prompt = render_prompt(query, world=world, mode=mode, moas=moas, primekg=kg)
+        for i in range(len(qfile.queries)):
+            prompt = render(i)
             sink.write(json.dumps({"query_file": qfile.name, "index": i, **setting, "prompt": prompt}) + "\n")
-    finally:
-        if out is not None:
+    except BaseException:
+        if partial is not None:
             sink.close()
-    if out is not None:
+            partial.unlink(missing_ok=True)
+        raise
+    if out is not None and partial is not None:
+        sink.close()
+        partial.replace(out)
         typer.echo(f"wrote {len(qfile.queries)} prompts to {out}", err=True)
+
+
+def _backend_params(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    raw = text
+    if not text.lstrip().startswith("{"):  # a file holding the JSON object
+        try:
+            raw = Path(text).read_text(encoding="utf-8")
+        except OSError as e:
+            message = f"not a JSON object and not a readable file: {e}"
+            raise ConfigError(message, key="--backend-params") from e
+    try:
+        params = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"not valid JSON: {e.msg}", key="--backend-params") from e
+    if not isinstance(params, dict):
+        raise ConfigError("expected a JSON object", key="--backend-params")
+    return params
+
+
+def respond(
+    file: Annotated[str, typer.Argument(help="A released query file (stem) or a .json query file path.")],
+    out: Annotated[Path, typer.Option(help="Responses JSONL to write (the input of `score`).")],
+    backend: Annotated[str, typer.Option(help="Generation backend: transformers, vllm, openai or fake.")],
+    backend_params: Annotated[
+        str | None,
+        typer.Option(
+            help="The backend's params as a JSON object, or a JSON file; transformers, vllm and openai "
+            'default to {"chat": true} (one user message, as the paper).'
+        ),
+    ] = None,
+    world: Annotated[str, typer.Option(help="open or closed (counterfactual files).")] = "open",
+    mode: Annotated[str, typer.Option(help="Factual disease mode (factual files).")] = "NAMED_DISEASE",
+    runs: Annotated[int, typer.Option(help="Independent runs; run r samples with seed + r.")] = 1,
+    max_tokens: Annotated[int, typer.Option(help="Maximum new tokens per answer.")] = 4096,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (the paper: 1.0).")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Sampling seed of run 0 (the paper: 42).")] = 42,
+    batch_size: Annotated[int, typer.Option(help="Prompts per backend call.")] = 32,
+    release_dir: Annotated[Path | None, typer.Option(help=_RELEASE_HELP)] = None,
+    drugmechdb_dir: Annotated[Path | None, typer.Option(help=_DMDB_HELP)] = None,
+    primekg: Annotated[Path | None, typer.Option(help=_PRIMEKG_HELP)] = None,
+) -> None:
+    """Ask a model every query of a file through a generation backend; writes the responses JSONL that
+    `biorab drugmech score` reads (one single-user-message prompt per query, spec §8-9.1)."""
+    from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
+    from biorab.generation import SamplingParams, build_backend
+    from biorab.records import Prompt
+
+    if world not in WORLDS or mode not in DISEASE_MODES:
+        raise ConfigError(f"unknown world {world!r} or mode {mode!r}", key="--world/--mode")
+    if runs < 1 or batch_size < 1:
+        raise ConfigError("--runs and --batch-size must be at least 1", key="--runs")
+    qfile = _query_file(file, release_dir)
+    moas = _moas(drugmechdb_dir) if needs_drugmechdb(qfile.query_type, world=world, mode=mode) else None
+    kg = _primekg(primekg)
+    texts = []
+    for i, query in enumerate(qfile.queries):
+        try:
+            texts.append(render_prompt(query, world=world, mode=mode, moas=moas, primekg=kg))
+        except DataError as e:
+            raise DataError(f"row {i}: {e}", path=qfile.path) from e
+    setting = {"mode": mode} if qfile.query_type == "known_moa" else {"world": world}
+    name = file if Path(file).suffix != ".json" or not Path(file).is_file() else str(Path(file).resolve())
+    bparams = _backend_params(backend_params)
+    if backend in _CHAT_BACKENDS:  # the paper sent each prompt as one user message (spec §8, §9.1)
+        bparams.setdefault("chat", True)
+    engine = build_backend(backend, bparams)
+    partial = out.with_name(out.name + ".partial")
+    errors: list[str] = []
+    try:
+        with partial.open("w", encoding="utf-8") as sink:
+            for run in range(runs):
+                params = SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=seed + run)
+                for start in range(0, len(texts), batch_size):
+                    batch = [
+                        Prompt(example_id=f"{qfile.name}/{i}", text=texts[i])
+                        for i in range(start, min(start + batch_size, len(texts)))
+                    ]
+                    for i, gen in enumerate(engine.generate(batch, params), start=start):
+                        # A failed call is an incomplete answer: `score` counts it wrong, separately.
+                        finish = "error" if gen.error else gen.finish_reason
+                        if gen.error:
+                            errors.append(f"run {run}, row {i}: {gen.error}")
+                        row = {"query_file": name, "index": i, "response": gen.text, **setting, "run": run}
+                        sink.write(json.dumps({**row, "finish_reason": finish}) + "\n")
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        engine.close()
+    partial.replace(out)
+    typer.echo(f"wrote {runs * len(texts)} responses to {out}", err=True)
+    if errors:  # kept as incomplete rows; say why here, since the responses file has no error field
+        typer.echo(f"warning: {len(errors)} backend calls failed (first: {errors[0]})", err=True)
 
 
 def _pct(stats: dict[str, Any] | None) -> str:
@@ -123,19 +233,26 @@ def _print_table(report: dict[str, Any]) -> None:
 def score(
     responses: Annotated[Path, typer.Argument(help="JSONL rows {query_file, index, response}.")],
     parser: Annotated[str, typer.Option(help="strict_original or robust.")] = "robust",
+    matcher: Annotated[
+        str, typer.Option(help="Node-name matcher of the graph scores: tfidf (the original) or rapidfuzz.")
+    ] = "tfidf",
     json_out: Annotated[bool, typer.Option("--json", help="Print {rows, accuracy} as JSON.")] = False,
     release_dir: Annotated[Path | None, typer.Option(help=_RELEASE_HELP)] = None,
     drugmechdb_dir: Annotated[Path | None, typer.Option(help=_DMDB_HELP)] = None,
     n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples for grouped CIs.")] = 9999,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 42,
 ) -> None:
-    """Score model responses against the released queries (row verdicts, per-file and grouped accuracy)."""
+    """Score model responses against their query files (row verdicts, per-file and grouped accuracy)."""
     from biorab.drugmech.aggregate_report import accuracy_report
+    from biorab.drugmech.matching import NODE_MATCHERS
     from biorab.drugmech.parsing_options import PARSER_MODES
     from biorab.drugmech.scoring_responses import read_responses, score_responses
 
     if parser not in PARSER_MODES:
         raise ConfigError(f"unknown parser {parser!r}; allowed: {', '.join(PARSER_MODES)}", key="--parser")
+    if matcher not in NODE_MATCHERS:
+        allowed = ", ".join(NODE_MATCHERS)
+        raise ConfigError(f"unknown matcher {matcher!r}; allowed: {allowed}", key="--matcher")
     if n_resamples < 2:
         raise ConfigError("need at least 2 resamples", key="--n-resamples")
     rows = score_responses(
@@ -144,9 +261,13 @@ def score(
         parser=parser,
         release_dir=release_dir,
         moas_factory=lambda: _moas(drugmechdb_dir),
+        matcher=matcher,
     )
     report = accuracy_report(rows, n_resamples=n_resamples, seed=seed)
     if json_out:
-        typer.echo(json.dumps({"parser": parser, "rows": [r.to_json() for r in rows], "accuracy": report}))
+        # The issue's exact shape {"rows": [...], "accuracy": {...}}; parser and matcher go into accuracy.
+        settings = {"parser": parser, "matcher": matcher}
+        payload = {"rows": [r.to_json() for r in rows], "accuracy": {**settings, **report}}
+        typer.echo(json.dumps(payload))
     else:
         _print_table(report)

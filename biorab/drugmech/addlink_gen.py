@@ -117,6 +117,11 @@ def generate_add_links(
     red = reduced_db(db)
     index = SourceIndex(red, known_pairs(db) if exclude_known_pairs else frozenset())
     targets = add_link_targets(red)
+    if not targets:  # e.g. every MoA has a cycle or a relation without a direction
+        raise DataError(
+            f"no Add-Link targets (a Protein with an invertible in-link) in the {len(red)} valid MoAs of "
+            f"{len(db)}; cannot generate {depth} Add-Link samples"
+        )
     # One stream per depth: with a shared stream, surface and deep sets made with the same seed would draw
     # the same (source MoA, target) combinations, whereas the paper's two files share none (spec §6.6).
     rng = random.Random(f"addlink-{depth}-{seed}")

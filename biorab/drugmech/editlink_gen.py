@@ -143,9 +143,17 @@ def generate_edit_links(
     """
     if depth not in DEPTHS:
         raise ConfigError(f"unknown depth {depth!r}; choose one of {', '.join(DEPTHS)}", key="depth")
-    pool = [x for x in editable_links(reduced_db(db), mode=mode) if x.is_surface == (depth == "surface")]
+    red = reduced_db(db)
+    pool = [x for x in editable_links(red, mode=mode) if x.is_surface == (depth == "surface")]
     if not 0 < n_pos <= len(pool) or not 0 <= n_neg_sources <= n_pos:
-        raise ConfigError(f"n_pos must be in 1..{len(pool)} and n_neg_sources in 0..n_pos", key="n_pos")
+        # Name the pool's size and where it comes from: a DrugMechDB whose MoAs have cycles or relations
+        # without a direction has few valid MoAs (simulatable, disease at -1), hence few editable links.
+        raise ConfigError(
+            f"n_pos must be in 1..{len(pool)} and n_neg_sources in 0..n_pos (got {n_pos}, {n_neg_sources}): "
+            f"the {depth} pool has {len(pool)} editable links ({mode} mode) from the {len(red)} valid MoAs "
+            f"of {len(db)}",
+            key="n_pos",
+        )
     rng = random.Random(seed)
     links = sample_links(pool, n_pos, rng, mix=mix, depth=depth, stratum=lambda x: x.moa.node_type(x.target))
     flagged = []

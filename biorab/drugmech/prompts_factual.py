@@ -34,6 +34,7 @@ ANONYMIZED = "ANONYMIZED_DISEASE"
 NAMED = "NAMED_DISEASE"
 NAMED_WITH_ASSOCIATIONS = "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"
 DISEASE_MODES: tuple[str, ...] = (ANONYMIZED, NAMED, NAMED_WITH_ASSOCIATIONS)
+PRIME_KG = "PRIME_KG"  # `source_kg` of the released negatives
 
 
 class DiseaseNeighbours(Protocol):
@@ -115,6 +116,15 @@ def factual_prompt_nodes(
     if mode == NAMED:
         return "", []
     if query.moa_id is None:
+        if query.source_kg != PRIME_KG:
+            # e.g. a no-relation negative drawn among DrugMechDB drugs and diseases: the original describes
+            # diseases only from a MoA or from PrimeKG, so there is no description to give.
+            raise DataError(
+                f"mode {mode} needs a disease description, which exists only for DrugMechDB positives (from "
+                f"their MoA) and PrimeKG negatives; this negative ({query.disease_id}) comes from "
+                f"{query.source_kg}; use NAMED_DISEASE",
+                field="mode",
+            )
         if primekg is None:
             raise DataError(
                 f"mode {mode} for a PrimeKG negative ({query.disease_id}) needs PrimeKG disease "

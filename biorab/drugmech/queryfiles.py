@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.drugmech.simulator import INVERSE_RELATIONS
 from biorab.errors import DataError
 from biorab.paths import drugmechcf_dir
 
@@ -159,9 +160,18 @@ class QueryFile:
 
     @property
     def link(self) -> str | None:
-        """``dpi`` (surface) or ``ppi`` (deep) for counterfactual files named in the release style."""
+        """``dpi`` (surface) or ``ppi`` (deep) for counterfactual files: from a release-style name, else from
+        the samples (surface when every edited link starts at the drug, deep when none does); None for
+        factual files and for counterfactual files that mix the two."""
         parts = self.name.split("_")
-        return parts[2] if len(parts) > 2 and parts[2] in ("dpi", "ppi") else None
+        if len(parts) > 2 and parts[2] in ("dpi", "ppi"):
+            return parts[2]
+        starts = {
+            q.edit_link_info.source_node == q.drug_id
+            for q in self.queries
+            if isinstance(q, CounterfactualQuery)
+        }
+        return {frozenset({True}): "dpi", frozenset({False}): "ppi"}.get(frozenset(starts))
 
 
 def _type_from_name(name: str) -> str:
@@ -217,14 +227,24 @@ class _Row:
         return _Row(self._get(key), self.path, self.index, f"{self.prefix}{key}.")
 
 
+def _check_relation(row: _Row, key: str, relation: str | None) -> None:
+    # Every edited link is one of the three invertible pairs (spec §4.2, §6.1); any other label would be
+    # rendered into the prompt and composed into the reference MoA, giving a meaningless sample.
+    if relation is not None and relation not in INVERSE_RELATIONS:
+        allowed = ", ".join(sorted(INVERSE_RELATIONS))
+        raise row.fail(f"unknown relation label {relation!r}; allowed: {allowed}", key)
+
+
 def _edit_info(row: _Row, query_type: str) -> EditLinkInfo:
     base = {k: row.req(k) for k in _EDIT_BASE}
     new_relation = row.text("new_relation", nullable=True)
     if query_type in (ADD_LINK, CHANGE_LINK) and new_relation is None:
         raise row.fail(f"{query_type} needs a relation, got null", "new_relation")
+    _check_relation(row, "new_relation", new_relation)
     if query_type == ADD_LINK:
         return EditLinkInfo(**base, new_relation=new_relation)
     extra = {k: row.req(k) for k in _EDIT_EXTRA}
+    _check_relation(row, "original_relation", extra["original_relation"])
     return EditLinkInfo(**base, new_relation=new_relation, **extra)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from biorab.drugmech.addlink import AddLinkCandidate, Target, compose_moa
-from biorab.drugmech.matching import match_graphs
+from biorab.drugmech.matching import NODE_MATCHERS, match_graphs
 from biorab.drugmech.moa import MoA, capitalize_words
 from biorab.drugmech.parsing_moa import parse_moa_answer
 from biorab.drugmech.parsing_options import ROBUST, parse_option
@@ -94,18 +94,27 @@ ReferenceFactory = Callable[[], tuple[MoA, list[str]]]
 
 
 def _score_graph_answer(
-    text: str, reference: ReferenceFactory | None, *, drug: str, disease: str, anonymized: bool, parser: str
+    text: str,
+    reference: ReferenceFactory | None,
+    *,
+    drug: str,
+    disease: str,
+    anonymized: bool,
+    parser: str,
+    matcher: str,
 ) -> SampleScore:
     answer = parse_moa_answer(text, drug_name=drug, disease_name=disease, anonymized=anonymized, mode=parser)
     interior = reduced = None
     if reference is not None and answer.moa is not None:
         moa, ref_nodes = reference()
-        match = match_graphs(moa, answer.moa, prompt_ref_nodes=ref_nodes)
+        match = match_graphs(moa, answer.moa, prompt_ref_nodes=ref_nodes, matcher=matcher)
         interior, reduced = match.interior_node_match, match.reduced_edge_match
     return SampleScore(answer.parsed, None, answer.yes_no, interior, reduced, answer.yes_no == "YES", None)
 
 
-def _score_addlink(query: CounterfactualQuery, text: str, parser: str, moas: MoaLookup | None) -> SampleScore:
+def _score_addlink(
+    query: CounterfactualQuery, text: str, parser: str, moas: MoaLookup | None, matcher: str
+) -> SampleScore:
     if query.is_negative_sample:
         decision = decide_yes_no(text, mode=parser)
         correct = decision.answer == "NO"
@@ -121,11 +130,12 @@ def _score_addlink(query: CounterfactualQuery, text: str, parser: str, moas: Moa
         disease=capitalize_words(query.disease_name),
         anonymized=False,
         parser=parser,
+        matcher=matcher,
     )
 
 
 def _score_factual(
-    query: FactualQuery, text: str, parser: str, mode: str, moas: MoaLookup | None
+    query: FactualQuery, text: str, parser: str, mode: str, moas: MoaLookup | None, matcher: str
 ) -> SampleScore:
     reference: ReferenceFactory | None = None
     if not query.is_negative_sample and query.moa_id is not None:
@@ -143,6 +153,7 @@ def _score_factual(
         disease=disease,
         anonymized=mode == ANONYMIZED,
         parser=parser,
+        matcher=matcher,
     )
     if query.is_negative_sample:
         return SampleScore(score.parsed, None, score.yes_no, None, None, score.yes_no == "NO", None)
@@ -156,6 +167,7 @@ def score_answer(
     parser: str = ROBUST,
     mode: str = NAMED,
     moas: MoaLookup | None = None,
+    matcher: str = "tfidf",
 ) -> SampleScore:
     """Score one complete answer to one sample.
 
@@ -165,12 +177,15 @@ def score_answer(
         parser: ``robust`` (default) or ``strict_original``.
         mode: The factual disease mode the prompt used (factual samples only).
         moas: DrugMechDB; needed for the graph scores of Add-Link and factual positives.
+        matcher: The node-name matcher of the graph scores: ``tfidf`` (the original) or ``rapidfuzz``.
 
     Raises:
         DataError: If the reference MoA a positive needs is not available. Model output never raises.
     """
+    if matcher not in NODE_MATCHERS:  # checked up front: a NO answer would never reach the matcher
+        raise ValueError(f"unknown node matcher {matcher!r}; allowed: {', '.join(NODE_MATCHERS)}")
     if isinstance(query, FactualQuery):
-        return _score_factual(query, text, parser, mode, moas)
+        return _score_factual(query, text, parser, mode, moas, matcher)
     if query.query_type == ADD_LINK:
-        return _score_addlink(query, text, parser, moas)
+        return _score_addlink(query, text, parser, moas, matcher)
     return _score_option(query, text, parser)

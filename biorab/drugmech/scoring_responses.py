@@ -1,4 +1,7 @@
-"""Score a responses file: JSONL rows ``{"query_file", "index", "response"}`` against the released queries.
+"""Score a responses file: JSONL rows ``{"query_file", "index", "response"}`` against their query files.
+
+``query_file`` names a released file (stem or file name) or the path of a query file in the released schema
+(e.g. a generated set), absolute or relative to the responses file's folder; ``index`` is the row's position.
 
 Optional keys per row: ``world`` (``open``/``closed``, default open; counterfactuals), ``mode`` (factual
 disease mode, default NAMED_DISEASE), ``run`` (int, default 0; several runs give mean ± CI) and
@@ -19,7 +22,7 @@ from biorab.drugmech.moa import MoA
 from biorab.drugmech.parsing_options import ROBUST
 from biorab.drugmech.prompts_common import WORLDS, MoaLookup
 from biorab.drugmech.prompts_factual import DISEASE_MODES, NAMED
-from biorab.drugmech.queryfiles import QueryFile, load_release_file
+from biorab.drugmech.queryfiles import RELEASE_FILES, QueryFile, load_query_file, load_release_file
 from biorab.drugmech.scoring import SampleScore, incomplete_score, score_answer
 from biorab.errors import DataError
 
@@ -147,6 +150,27 @@ def read_responses(path: str | Path) -> list[Response]:
     return [_parse_line(raw, path, i) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
 
 
+def resolve_query_file(name: str, *, base: Path, release_dir: str | Path | None = None) -> QueryFile:
+    """The query file a response names: a released file by stem or file name (``delete_pos_ppi_r250``,
+    ``....json``), or the path of any query file in the released schema (e.g. one written by ``biorab
+    drugmech generate``), absolute or relative to `base` (the responses file's folder) or the working folder.
+
+    Raises:
+        DataError: If the name is neither a released file nor an existing ``.json`` query file, or the file
+            is malformed.
+    """
+    stem = name[:-5] if name.endswith(".json") else name
+    if stem in RELEASE_FILES and "/" not in name and "\\" not in name:
+        return load_release_file(name, release_dir=release_dir)
+    if name.endswith(".json"):
+        candidate = Path(name).expanduser()
+        for path in (candidate,) if candidate.is_absolute() else (base / candidate, candidate):
+            if path.is_file():
+                return load_query_file(path)
+        raise DataError(f"query file {name!r} not found (looked in {base} and the working folder)")
+    return load_release_file(name, release_dir=release_dir)
+
+
 class _LazyMoas:
     """A MoA lookup that loads DrugMechDB on first use: only YES answers to positives need it."""
 
@@ -167,6 +191,7 @@ def score_responses(
     parser: str = ROBUST,
     release_dir: str | Path | None = None,
     moas_factory: Callable[[], MoaLookup] | None = None,
+    matcher: str = "tfidf",
 ) -> list[ScoredRow]:
     """Score every response against its released sample.
 
@@ -177,15 +202,17 @@ def score_responses(
         release_dir: Folder of the released query files (default: the staged release).
         moas_factory: Loads DrugMechDB; called at most once, when the first YES answer to a positive
             needs its reference MoA. Without it such an answer is an error.
+        matcher: The node-name matcher of the graph scores, ``tfidf`` (the original) or ``rapidfuzz``.
     """
     files: dict[str, QueryFile] = {}
+    base = Path(path).parent
     seen: dict[tuple[str, int, str, str, int], int] = {}
     moas = _LazyMoas(moas_factory) if moas_factory is not None else None
     rows = []
     for r in responses:
         try:
             if r.query_file not in files:
-                files[r.query_file] = load_release_file(r.query_file, release_dir=release_dir)
+                files[r.query_file] = resolve_query_file(r.query_file, base=base, release_dir=release_dir)
         except DataError as e:
             raise DataError(str(e), path=path, line=r.line, field="query_file") from e
         qfile = files[r.query_file]
@@ -211,7 +238,9 @@ def score_responses(
             score = incomplete_score(query.query_type)
         else:
             try:
-                score = score_answer(query, r.response, parser=parser, mode=r.mode, moas=moas)
+                score = score_answer(
+                    query, r.response, parser=parser, mode=r.mode, moas=moas, matcher=matcher
+                )
             except DataError as e:  # e.g. the reference MoA of a positive is missing from DrugMechDB
                 raise DataError(f"{qfile.name}[{r.index}]: {e}", path=path, line=r.line) from e
         rows.append(ScoredRow(r, query.query_type, query.is_negative_sample, qfile.link, score))

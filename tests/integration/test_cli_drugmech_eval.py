@@ -55,6 +55,15 @@ def test_prompts_writes_jsonl(tmp_path: Path, drugmechdb_dir: Path, drugmechcf_d
     )
     assert failed.returncode == 2
     assert "needs PrimeKG disease neighbours" in failed.stderr
+    assert failed.stderr.startswith(f"error: {drugmechcf_dir / 'release' / 'factuals_neg_r1k.json'}: row 0: ")
+    # A whole-file render that fails leaves no partial output file.
+    failed = _run(
+        ["drugmech", "prompts", "factuals_neg_r1k", "--mode", "ANONYMIZED_DISEASE", "--out", str(out) + "2"],
+        drugmechdb_dir,
+        drugmechcf_dir,
+    )
+    assert failed.returncode == 2 and "row 0: " in failed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prompts.jsonl"]
 
 
 RESPONSES = [
@@ -151,7 +160,8 @@ def test_score_json_is_pinned(
     assert groups["All counterfactuals"]["n"] == 14
     strict_correct = (0 if robust else 4) + 4 + 0 + 1 + 1
     assert groups["All counterfactuals"]["mean"] == pytest.approx(strict_correct / 14, abs=0.03)
-    assert out["parser"] == parser
+    # The exact shape: top level {"rows", "accuracy"}; the parser mode is recorded inside accuracy.
+    assert set(out) == {"rows", "accuracy"} and acc["parser"] == parser
 
 
 def test_score_errors_exit_2_and_name_the_line(
@@ -213,3 +223,71 @@ def test_prompts_for_negatives_with_a_user_primekg(
         "which is associated with the Phenotype: Anemia; and the Protein: HBB.\n"
         "Will the drug Sildenafil be useful in treating this disease?\n"
     ) in done.stdout
+
+
+def test_score_matcher_option(tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path) -> None:
+    # "gyrase" names the reference's "DNA gyrase subunit A (Streptococcus pneumoniae)": below the TF-IDF
+    # threshold (3 of the 4 interior nodes map), a full token-set match for rapidfuzz (4 of 4).
+    answer = (
+        "YES.\nDrug: Tolazoline | negatively regulates | Protein: Alpha1A receptor\n"
+        "Protein: Alpha1A receptor | increases activity of | Protein: gyrase\n"
+        "Protein: gyrase | participates in | Biological Process: DNA replication\n"
+        "Biological Process: DNA replication | occurs in | Organism: Streptococcus pneumoniae\n"
+        "Organism: Streptococcus pneumoniae | causes | Disease: Bacterial Pneumonia"
+    )
+    path = tmp_path / "responses.jsonl"
+    path.write_text(json.dumps({"query_file": "AddLink_pos_ppi_r1k", "index": 0, "response": answer}) + "\n")
+    for matcher, interior in (("tfidf", 0.75), ("rapidfuzz", 1.0)):
+        done = _run(
+            ["drugmech", "score", str(path), "--json", "--matcher", matcher], drugmechdb_dir, drugmechcf_dir
+        )
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        (row,) = out["rows"]
+        assert (row["interior_node_match"], row["reduced_edge_match"]) == (interior, 1.0)
+        assert out["accuracy"]["matcher"] == matcher
+    done = _run(["drugmech", "score", str(path), "--matcher", "fuzzy"], drugmechdb_dir, drugmechcf_dir)
+    assert done.returncode == 2 and "unknown matcher 'fuzzy'; allowed: tfidf, rapidfuzz" in done.stderr
+
+
+def test_respond_through_a_backend_then_score(
+    tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
+) -> None:
+    # The shipped fake backend answers every prompt "Summary: Fully Blocked" and fails row 3 on purpose.
+    params = {"answer": WHY + "\n\nSummary: Fully Blocked", "fail_ids": ["delete_neg_ppi_r250/3"]}
+    out = tmp_path / "responses.jsonl"
+    args = ["drugmech", "respond", "delete_neg_ppi_r250", "--backend", "fake", "--out", str(out)]
+    args += ["--runs", "2"]
+    done = _run([*args, "--backend-params", json.dumps(params)], drugmechdb_dir, drugmechcf_dir)
+    assert done.returncode == 0, done.stderr
+    assert "warning: 2 backend calls failed (first: run 0, row 3: fake backend: injected fault" in done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 500 and [r["run"] for r in rows[249:251]] == [0, 1]
+    assert rows[0] == {
+        "query_file": "delete_neg_ppi_r250",
+        "index": 0,
+        "response": params["answer"],
+        "world": "open",
+        "run": 0,
+        "finish_reason": "stop",
+    }
+    assert (rows[3]["response"], rows[3]["finish_reason"]) == ("", "error")
+    score = ["drugmech", "score", str(out), "--json", "--n-resamples", "50"]
+    done = _run(score, drugmechdb_dir, drugmechcf_dir)
+    assert done.returncode == 0, done.stderr
+    (cell,) = json.loads(done.stdout)["accuracy"]["cells"]
+    # Negatives want "No Effect": every answer is wrong; the failed call is reported as incomplete.
+    got = (cell["runs"], cell["n"], cell["n_incomplete"], cell["accuracy_strict"]["mean"])
+    assert got == (2, 500, 2, 0.0)
+    assert cell["option_counts"] == {"Fully Blocked": 498}
+    failed = _run(
+        ["drugmech", "respond", "factuals_neg_r1k", "--mode", "ANONYMIZED_DISEASE", "--backend", "fake",
+         "--out", str(tmp_path / "never.jsonl")],
+        drugmechdb_dir,
+        drugmechcf_dir,
+    )
+    assert failed.returncode == 2 and "row 0: " in failed.stderr and "needs PrimeKG" in failed.stderr
+    assert not (tmp_path / "never.jsonl").exists()
+    bad = _run([*args[:-2], "--backend-params", "no-such.json"], drugmechdb_dir, drugmechcf_dir)
+    assert bad.returncode == 2
+    assert "key '--backend-params': not a JSON object and not a readable file" in bad.stderr

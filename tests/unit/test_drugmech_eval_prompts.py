@@ -81,6 +81,19 @@ def test_factual_negative_without_primekg_is_an_error(
         render_prompt(query, mode=mode, moas=drugmechdb)
 
 
+@pytest.mark.parametrize("mode", ["ANONYMIZED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"])
+def test_drugmechdb_negative_outside_named_mode_says_it_has_no_description(
+    mode: str, drugmechdb: DrugMechDB
+) -> None:
+    # A no-relation negative drawn among DrugMechDB pairs (`generate --negatives drugmechdb`): neither its MoA
+    # nor PrimeKG can describe the disease, and supplying PrimeKG would not help either.
+    query = FactualQuery(True, "DRUG_MECH_DB", None, "MESH:C120662", "Calcium acetate", "MESH:D014549", "x")
+    expected = r"comes from DRUG_MECH_DB; use NAMED_DISEASE"
+    with pytest.raises(DataError, match=expected):
+        render_prompt(query, mode=mode, moas=drugmechdb, primekg=FakePrimeKG())
+    assert "I would like to find a treatment for the disease x." in render_prompt(query, mode="NAMED_DISEASE")
+
+
 def test_closed_world_without_drugmechdb_is_an_error(drugmechcf_dir: Path) -> None:
     query = load_release_file("delete_pos_dpi_r250", release_dir=drugmechcf_dir).queries[0]
     with pytest.raises(DataError, match="closed-world prompt needs DrugMechDB"):
@@ -158,6 +171,21 @@ def test_disease_description_anatomy_first_and_plural_before_filtering() -> None
     text, nodes = describe_disease(moa, anonymized=True)
     assert text.endswith("the Phenotypes: Swelling")  # "joint pain" is too close to the disease name
     assert nodes == ["a", "bp", "ph2"]
+
+
+def test_disease_description_order_within_a_type_is_by_name_not_graph_order() -> None:
+    # The original iterated a set (its order varies between processes); names are sorted (spec §8.1.2 [I]).
+    types = {
+        "d": ("Drug", "aspirin"),
+        "z": ("PhenotypicFeature", "swelling"),
+        "y": ("PhenotypicFeature", "Fever"),
+        "x": ("PhenotypicFeature", "ache"),
+        "s": ("Disease", "Flu"),
+    }
+    for order in (["z", "y", "x"], ["x", "z", "y"]):
+        edges = [("d", n, "causes") for n in order] + [(n, "s", "manifestation of") for n in order]
+        text, nodes = describe_disease(_moa(edges, types, "d", "s"), anonymized=False)
+        assert (text, nodes) == ("the Phenotypes: Ache, Fever, Swelling", ["x", "y", "z"])
 
 
 def test_moa_rendering_order_and_options_wrapping() -> None:

@@ -122,3 +122,26 @@ def test_unknown_release_name_lists_the_files(drugmechcf_dir: Path) -> None:
         load_release_file("delete_pos_xyz", release_dir=drugmechcf_dir)
     assert resolve_release_dir(drugmechcf_dir) == drugmechcf_dir / "release"
     assert resolve_release_dir(drugmechcf_dir / "release") == drugmechcf_dir / "release"
+
+
+def test_unknown_relation_label_names_file_row_and_field(tmp_path: Path, drugmechcf_dir: Path) -> None:
+    row = _delete_row(drugmechcf_dir)
+    bad = {**row, "edit_link_info": {**row["edit_link_info"], "original_relation": "treats"}}
+    with pytest.raises(DataError, match=r"row 1: unknown relation label 'treats'; allowed: decreases") as err:
+        load_query_file(_write(tmp_path, [row, bad]))
+    assert err.value.field == "edit_link_info.original_relation"
+    edit = {**row["edit_link_info"], "new_relation": "x"}
+    change = {**row, "query_type": CHANGE_LINK, "edit_link_info": edit}
+    with pytest.raises(DataError, match="row 0: unknown relation label 'x'") as err:
+        load_query_file(_write(tmp_path, [change]))
+    assert err.value.field == "edit_link_info.new_relation"
+
+
+def test_link_of_a_generated_file_comes_from_its_samples(tmp_path: Path, drugmechcf_dir: Path) -> None:
+    surface = load_release_file("delete_pos_dpi_r250", release_dir=drugmechcf_dir).queries[:3]
+    deep = load_release_file("delete_pos_ppi_r250", release_dir=drugmechcf_dir).queries[:3]
+    assert load_query_file(write_query_file(tmp_path / "a.json", surface)).link == "dpi"
+    assert load_query_file(write_query_file(tmp_path / "b.json", deep)).link == "ppi"
+    assert load_query_file(write_query_file(tmp_path / "c.json", surface + deep)).link is None
+    facts = load_release_file("factuals_pos_r1k", release_dir=drugmechcf_dir).queries[:2]
+    assert load_query_file(write_query_file(tmp_path / "d.json", facts)).link is None

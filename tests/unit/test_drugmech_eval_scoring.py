@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from biorab.drugmech.aggregate_report import accuracy_report
+from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.prompts_text import EL_OPTIONS
 from biorab.drugmech.queryfiles import load_release_file
 from biorab.drugmech.scoring import score_answer
@@ -168,3 +169,60 @@ def test_positive_with_a_graph_needs_drugmechdb(tmp_path: Path, drugmechcf_dir: 
     assert _score(_jsonl(tmp_path, [no]), drugmechcf_dir)[0].score.yes_no == "NO"  # no reference needed
     with pytest.raises(DataError, match=r"line 2: factuals_pos_r1k\[2\]: .*needs DrugMechDB"):
         _score(_jsonl(tmp_path, [no, yes]), drugmechcf_dir)
+
+
+def test_responses_to_a_generated_query_file_by_path(tmp_path: Path, drugmechcf_dir: Path) -> None:
+    from biorab.drugmech.queryfiles import write_query_file
+
+    deep = load_release_file("delete_pos_ppi_r250", release_dir=drugmechcf_dir).queries[:2]
+    write_query_file(tmp_path / "sets" / "my_delete.json", deep)  # e.g. from `biorab drugmech generate`
+    absolute = str(tmp_path / "sets" / "my_delete.json")
+    rows = [
+        {"query_file": "sets/my_delete.json", "index": 1, "response": _summary("Fully Blocked")},
+        {"query_file": absolute, "index": 0, "response": _summary("No Effect")},
+        {"query_file": "delete_pos_ppi_r250.json", "index": 1, "response": _summary("No Effect")},  # released
+    ]
+    scored = _score(_jsonl(tmp_path, rows), drugmechcf_dir)  # relative to the responses file's folder
+    assert [(r.response.query_file, r.link, r.score.correct_strict) for r in scored] == [
+        ("sets/my_delete.json", "ppi", True),
+        (absolute, "ppi", False),
+        ("delete_pos_ppi_r250.json", "ppi", False),
+    ]
+    groups = {g["group"]: g for g in accuracy_report(scored, n_resamples=50)["groups"]}
+    assert groups["Delete+Invert deep open positives"]["n"] == 3
+    bad = {"query_file": "sets/absent.json", "index": 2, "response": "x"}
+    missing = r"line 1, field 'query_file': query file 'sets/absent.json' not found"
+    with pytest.raises(DataError, match=missing):
+        _score(_jsonl(tmp_path, [bad]), drugmechcf_dir)
+    with pytest.raises(DataError, match=r"index 2 is out of range for my_delete \(2 rows\)"):
+        _score(_jsonl(tmp_path, [{**bad, "query_file": "sets/my_delete.json"}]), drugmechcf_dir)
+
+
+def test_cell_graph_means_count_an_undefined_interior_score_as_zero(
+    tmp_path: Path, drugmechcf_dir: Path, drugmechdb: DrugMechDB
+) -> None:
+    # Spec §10.2: interior_node_match is None when the answer's graph has no root or sink, and the original's
+    # accumulate_metrics turns None into 0 in the means over true positives.
+    answer = (
+        "YES.\nDrug: Tolazoline | negatively regulates | Protein: Alpha-1A adrenergic receptor\n"
+        "Protein: Alpha-1A adrenergic receptor | increases activity of | Protein: DNA gyrase subunit A\n"
+        "Protein: DNA gyrase subunit A | causes | Disease: Bacterial Pneumonia"
+    )
+    no_root = answer + "\nDisease: Bacterial Pneumonia | causes | Drug: Tolazoline"  # a cycle: no in-degree 0
+    rows = [
+        {"query_file": "AddLink_pos_ppi_r1k", "index": 0, "response": answer, "run": 0},
+        {"query_file": "AddLink_pos_ppi_r1k", "index": 0, "response": no_root, "run": 1},
+        {"query_file": "AddLink_pos_ppi_r1k", "index": 1, "response": "NO supporting MoA.", "run": 0},
+    ]
+    path = _jsonl(tmp_path, rows)
+    scored = score_responses(
+        read_responses(path), path=path, release_dir=drugmechcf_dir, moas_factory=lambda: drugmechdb
+    )
+    assert [(r.score.interior_node_match, r.score.reduced_edge_match) for r in scored] == [
+        (0.5, 1.0),
+        (None, 1.0),
+        (None, None),
+    ]
+    (cell,) = accuracy_report(scored, n_resamples=20)["cells"]
+    means = (cell["interior_node_match"], cell["reduced_edge_match"], cell["n_true_positives"])
+    assert means == (0.25, 1.0, 2)

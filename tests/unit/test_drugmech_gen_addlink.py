@@ -19,7 +19,7 @@ from biorab.drugmech.drugmechdb import DrugMechDB
 from biorab.drugmech.editlink import reduced_db
 from biorab.drugmech.queryfiles import CounterfactualQuery, load_release_file
 from biorab.drugmech.simulator import INVERSE_RELATIONS, simulate
-from biorab.errors import ConfigError
+from biorab.errors import ConfigError, DataError
 
 # dpi row 850: norepinephrine is a ChemicalSubstance inside its target MoA in the staged DB (spec §14.4), so
 # the source filter rejects it, its composition is cyclic (spec §6.5), and its drug_name differs in case.
@@ -162,6 +162,10 @@ def test_seeded_and_bad_args(drugmechdb: DrugMechDB, generated: dict[str, AddLin
         generate_add_links(drugmechdb, depth="ppi")
     with pytest.raises(ConfigError, match="n must be positive"):
         generate_add_links(drugmechdb, depth="surface", n=0)
+    # Only the self-loop MoA (a cycle, so not valid): a clear error, not a crash in the random draw.
+    cyclic = drugmechdb.subset([drugmechdb["DB00993_MESH_D001172_1"]])
+    with pytest.raises(DataError, match=r"no Add-Link targets .* 0 valid MoAs of 1; cannot generate deep"):
+        generate_add_links(cyclic, depth="deep", n=2)
 
 
 def test_rebuilt_deep_release_is_byte_identical(

@@ -165,8 +165,15 @@ def test_seed_determinism_and_bad_args(drugmechdb: DrugMechDB, generated: dict[s
     assert other.positives != generated["deep"].positives[:20] and len(other.negatives) == 10
     with pytest.raises(ConfigError, match="unknown depth 'middle'"):
         generate_edit_links(drugmechdb, depth="middle")
-    with pytest.raises(ConfigError, match=r"n_pos must be in 1\.\.346"):
+    expected = (r"n_pos must be in 1\.\.346 .*\(got 400, 125\): the deep pool has 346 editable links "
+                r"\(exact mode\) from the 3523 valid MoAs of 4846")
+    with pytest.raises(ConfigError, match=expected):
         generate_edit_links(drugmechdb, depth="deep", n_pos=400)
+    # A DrugMechDB whose only MoA has a cycle (the staged self-loop MoA) has no valid MoA: the error says so
+    # instead of producing an empty or wrong set.
+    cyclic = drugmechdb.subset([drugmechdb["DB00993_MESH_D001172_1"]])
+    with pytest.raises(ConfigError, match=r"the surface pool has 0 editable links .* 0 valid MoAs of 1"):
+        generate_edit_links(cyclic, depth="surface", n_pos=1, n_neg_sources=0)
 
 
 def test_faithful_mode_flags_false_cut_edges_instead_of_dropping(drugmechdb: DrugMechDB) -> None:
