@@ -9,14 +9,17 @@ any indexed term gets no hits.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
 import bm25s
 import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
 
+from biorab.retrieval import bm25_batch
 from biorab.retrieval.base import IndexedRetriever, RetrieverParams
-from biorab.retrieval.ranking import order_candidates
+from biorab.retrieval.bm25_index import VectorizedBM25
 
 
 class BM25Params(RetrieverParams):
@@ -50,25 +53,36 @@ class BM25Retriever(IndexedRetriever):
         super().__init__(params, **context)  # type: ignore[arg-type]
         self.params: BM25Params
         self._model: bm25s.BM25 | None = None
+        self._terms: bm25_batch.TermMatrix | None = None
         self._query_tokens: dict[str, list[str]] = {}
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
-        """Tokens of each text, with this retriever's lowercasing, pattern and stopwords."""
-        stopwords = None if self.params.stopwords == "none" else self.params.stopwords
-        tokens = bm25s.tokenize(
-            texts,
-            lower=self.params.lower,
-            token_pattern=self.params.token_pattern,
-            stopwords=list(stopwords) if isinstance(stopwords, tuple) else stopwords,
-            return_ids=False,
-            show_progress=False,
-        )
-        return [list(doc) for doc in tokens]
+        """Tokens of each text, with this retriever's lowercasing, pattern and stopwords.
+
+        The same tokens as ``bm25s.tokenize(..., return_ids=False)`` (lowercase, `findall`, drop stopwords),
+        without its per-text rebuilding of the stopword set and its token-id round trip.
+        """
+        split = re.compile(self.params.token_pattern).findall
+        stop = self._stopwords()
+        if self.params.lower:
+            return [[t for t in split(text.lower()) if t not in stop] for text in texts]
+        return [[t for t in split(text) if t not in stop] for text in texts]
+
+    def _stopwords(self) -> frozenset[str]:
+        words = self.params.stopwords
+        if words == "english":
+            return frozenset(STOPWORDS_EN)
+        return frozenset() if words == "none" else frozenset(words)
 
     def _build(self, texts: list[str]) -> None:
         p = self.params
-        self._model = bm25s.BM25(k1=p.k1, b=p.b, delta=p.delta, method=p.method)
-        self._model.index(self.tokenize(texts), show_progress=False)
+        self._model = VectorizedBM25(k1=p.k1, b=p.b, delta=p.delta, method=p.method)
+        # Token ids in order of first occurrence, handed to bm25s with the vocabulary: bm25s would otherwise
+        # rebuild both from the token strings (its vocabulary order then varies with the string hash seed).
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(token, len(vocab)) for token in doc] for doc in self.tokenize(texts)]
+        self._model.index((ids, vocab), show_progress=False)
+        self._terms = None
 
     def _save(self, folder: Path) -> None:
         assert self._model is not None
@@ -76,6 +90,7 @@ class BM25Retriever(IndexedRetriever):
 
     def _load(self, folder: Path) -> None:
         self._model = bm25s.BM25.load(str(folder), show_progress=False)
+        self._terms = None
 
     def _prepare_queries(self, texts: list[str]) -> None:
         # One tokenizer call for the whole batch: per-query calls cost more than the scoring itself.
@@ -114,13 +129,15 @@ class BM25Retriever(IndexedRetriever):
         return scores, np.flatnonzero(matched)
 
     def _candidates(self, queries: list[str], m: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
-        out = []
+        # All queries at once: one sparse product per block instead of a Python loop per query (the same
+        # scores, exactly; see bm25_batch).
+        assert self._model is not None
+        if self._terms is None:
+            self._terms = bm25_batch.term_matrix(self._model.scores, self._model.nonoccurrence_array)
+        vocab = self._model.vocab_dict
+        token_ids = []
         for query in queries:
-            scores, matching = self._score(query)
-            complete = m >= matching.size
-            if not complete:
-                best = np.argpartition(-scores[matching], m - 1)[:m]
-                matching = matching[best]
-            ordered_scores, positions = order_candidates(scores[matching], matching)
-            out.append((ordered_scores, positions, complete))
-        return out
+            tokens = self._query_tokens.get(query)
+            tokens = tokens if tokens is not None else self.tokenize([query])[0]
+            token_ids.append([vocab[t] for t in tokens if t in vocab])
+        return bm25_batch.candidates(self._terms, token_ids, m)
