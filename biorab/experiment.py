@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from biorab.experiment_drugmech import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.params import Params
 
@@ -178,10 +179,14 @@ class TrackingConfig(Params):
 
 
 class ExperimentConfig(Params):
-    """A whole experiment: dataset slices × retrieval settings, one backend, one sampling setup.
+    """A whole experiment: dataset slices × retrieval settings and/or DrugMech query files, one backend, one
+    sampling setup.
 
     Attributes:
         name: the run's name; outputs go to ``<output_dir>/<name>``.
+        datasets: the BioRAB dataset slices (cells: each × every retrieval setting); may be empty when
+            `drugmech` is given.
+        drugmech: DrugMech query files to evaluate (`biorab.experiment_drugmech.DrugMechSpec`).
         data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
         seed: seed of corpus corruption and of the bootstrap CIs.
         n_boot: bootstrap resamples for the CIs.
@@ -191,7 +196,8 @@ class ExperimentConfig(Params):
     data_dir: str | None = None
     output_dir: str = "runs"
     seed: int = 0
-    datasets: tuple[DatasetSpec, ...] = Field(min_length=1)
+    datasets: tuple[DatasetSpec, ...] = ()
+    drugmech: DrugMechSpec | None = Field(default=None, validate_default=True)
     retrieval: tuple[RetrievalSpec, ...] = (RetrievalSpec(),)
     backend: BackendSpec = BackendSpec()
     sampling: SamplingParams = SamplingParams()
@@ -199,6 +205,20 @@ class ExperimentConfig(Params):
     n_boot: int = Field(default=1000, ge=0)
     resources: ResourcesConfig = ResourcesConfig()
     tracking: TrackingConfig = TrackingConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drugmech_chat(cls, data: Any) -> Any:
+        return with_chat_default(data)
+
+    @field_validator("drugmech")
+    @classmethod
+    def _something_to_run(cls, value: DrugMechSpec | None, info: ValidationInfo) -> DrugMechSpec | None:
+        # Checked on `drugmech` (validated even when absent), so the error names a key.
+        if value is None and info.data.get("datasets", ("invalid",)) == ():  # absent, not invalid
+            raise ValueError("a config needs 'datasets' (BioRAB cells), 'drugmech' (DrugMech query files), "
+                             "or both")
+        return value
 
     @field_validator("retrieval")
     @classmethod
@@ -242,11 +262,13 @@ class ExperimentConfig(Params):
         return [Cell(ds, rs, self) for ds in self.datasets for rs in self.retrieval]
 
     def with_limit(self, limit: int | None) -> ExperimentConfig:
-        """A copy whose every dataset slice is limited to `limit` rows (``None``: unchanged)."""
+        """A copy whose every dataset slice (and DrugMech query file) is limited to `limit` rows (``None``:
+        unchanged)."""
         if limit is None:
             return self
         datasets = tuple(d.model_copy(update={"limit": limit}) for d in self.datasets)
-        return self.model_copy(update={"datasets": datasets})
+        drugmech = self.drugmech.model_copy(update={"limit": limit}) if self.drugmech else None
+        return self.model_copy(update={"datasets": datasets, "drugmech": drugmech})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from biorab.experiment import ExperimentConfig, StageResources
 from biorab.runner.execution import ExecutionStats, ProgressFn
-from biorab.runner.plan import CellPlan
+from biorab.runner.plan import CellPlan, sampling_seeds
 from biorab.runner.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
@@ -85,7 +85,8 @@ def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
     kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
               "sampling": config.sampling.model_dump(), "generations_store": generations_store,
               # only the probing cells' plans: the actor probes their rows after the task generation
-              "plans": {k: p for k, p in plans.items() if p.retrieval.probes}}
+              "plans": {k: p for k, p in plans.items() if p.retrieval.probes},
+              "seeds": sampling_seeds(plans)}  # DrugMech run r samples with seed + r
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
 
 

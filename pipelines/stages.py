@@ -43,8 +43,10 @@ class GenerationActor:
     parse tasks, and a second model copy in another actor pool is avoided)."""
 
     def __init__(self, backend: str, backend_params: dict[str, Any], sampling: dict[str, Any],
-                 generations_store: str, plans: Mapping[str, CellPlan] | None = None) -> None:
-        self.stage = GenerationStage(backend, backend_params, SamplingParams(**sampling), generations_store)
+                 generations_store: str, plans: Mapping[str, CellPlan] | None = None,
+                 seeds: Mapping[str, int] | None = None) -> None:
+        self.stage = GenerationStage(backend, backend_params, SamplingParams(**sampling), generations_store,
+                                     seeds=seeds)
         self.probe = ProbeStage(plans or {}, self.stage)
         _ = self.stage.backend.model_digest  # load the model now, not inside the first batch
 

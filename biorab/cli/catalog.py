@@ -43,6 +43,17 @@ def validate(
     for cell in cells:
         limit = cell.dataset.limit if cell.dataset.limit is not None else "all"
         typer.echo(f"  {cell.cell_id}  (limit {limit})")
+    if cfg.drugmech is not None and skip_data:  # listing them needs the query files (their types)
+        n = len(cfg.drugmech.query_files)
+        typer.echo(f"and the DrugMech cells of {n} query file(s) (not listed with --skip-data)")
+    elif cfg.drugmech is not None:
+        from biorab.runner.drugmech_plan import drugmech_cells
+
+        dm = drugmech_cells(cfg)
+        limit = cfg.drugmech.limit if cfg.drugmech.limit is not None else "all"
+        typer.echo(f"and {len(dm)} DrugMech cell(s) (query file × world/mode × run, limit {limit}):")
+        for _loaded, plan in dm:
+            typer.echo(f"  {plan.cell_id}")
 
 
 def register(app: typer.Typer) -> None:

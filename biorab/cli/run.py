@@ -39,6 +39,8 @@ def run(
     if not out.is_terminal:  # piped or logged: don't fold the table into 80 columns
         out = Console(width=160)
     out.print(_table(result))
+    if result.drugmech is not None:
+        _echo_drugmech(result.drugmech)
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
@@ -99,6 +101,18 @@ def _table(result: Any) -> Any:
             table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
                           str(cell.parse_failures), str(cell.generation_failures))
     return table
+
+
+def _echo_drugmech(report: dict[str, Any]) -> None:
+    """DrugMech accuracy per query file × world/mode over runs (the groups' BCa CIs are in report.md)."""
+    typer.echo(f"DrugMech (parser {report['parser']}, matcher {report['matcher']}): strict accuracy over "
+               "runs, mean ± SD [90% CI]; groups with BCa CIs in report.md and summary.json")
+    for c in report["cells"]:
+        acc = c["accuracy_strict"]
+        lo, hi = acc["ci_low"], acc["ci_high"]
+        ci = "" if lo is None else f" ± {acc['std']:.3f} [{lo:.3f}, {hi:.3f}]"
+        typer.echo(f"  {c['query_file']:<22} {c['world'] or c['mode']:<36} runs={c['runs']} n={c['n']} "
+                   f"strict={acc['mean']:.3f}{ci} unparsed={c['n_unparsed']} incomplete={c['n_incomplete']}")
 
 
 def register(app: typer.Typer) -> None:

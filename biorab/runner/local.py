@@ -13,7 +13,7 @@ from biorab.experiment import ExperimentConfig
 from biorab.runner.awareness_stage import ProbeStage
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import write_shards
-from biorab.runner.plan import CellPlan
+from biorab.runner.plan import CellPlan, sampling_seeds
 from biorab.runner.retrieval_stage import RetrievalStage
 from biorab.runner.rows import stamp
 from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
@@ -37,7 +37,7 @@ def run_local(
     retrieve = RetrievalStage(plans, hits_store)
     render = RenderStage(plans)
     generate = GenerationStage(config.backend.name, config.backend.params, config.sampling, generations_store,
-                               backend_obj=backend)
+                               backend_obj=backend, seeds=sampling_seeds(plans))
     parse = ParseStage(plans)
     probe = ProbeStage(plans, generate)
     stats = ExecutionStats()

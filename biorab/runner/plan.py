@@ -6,11 +6,13 @@ actor) receives; it never carries the whole config.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
+from biorab.experiment_drugmech import DrugMechCellInfo
 from biorab.labels import LABELS, RELATIONS
 from biorab.records import Example
 from biorab.runner.output import done_ids
@@ -31,10 +33,18 @@ class CellPlan:
     data_dir: str | None
     parser: str
     labels: tuple[str, ...] | None
+    # DrugMech cells: which query file/world/mode/run (their rows carry a pre-rendered prompt, skip render
+    # and parse, and are scored from disk by `biorab.runner.drugmech_scoring`), and the run's sampling seed.
+    drugmech: DrugMechCellInfo | None = None
+    sampling_seed: int | None = None
 
     @property
     def retrieves(self) -> bool:
         return self.retrieval.retrieves
+
+    @property
+    def is_drugmech(self) -> bool:
+        return self.drugmech is not None
 
 
 @dataclass
@@ -44,6 +54,11 @@ class CellSlice:
     plan: CellPlan
     examples: list[Example]
     pending: list[dict[str, Any]]
+
+
+def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
+    """Cell id → sampling seed, for the cells whose rows sample with their own seed (DrugMech runs)."""
+    return {k: p.sampling_seed for k, p in plans.items() if p.sampling_seed is not None}
 
 
 def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:

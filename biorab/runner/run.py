@@ -17,6 +17,8 @@ import yaml
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
 from biorab.paths import cache_dir
+from biorab.runner.drugmech_plan import plan_drugmech
+from biorab.runner.drugmech_scoring import render_drugmech_section, score_drugmech
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
@@ -35,6 +37,7 @@ class RunResult:
     total_pending: int
     tracking_uri: str | None
     report_path: Path
+    drugmech: dict[str, Any] | None = None  # the DrugMech accuracy report over all DrugMech cells
 
 
 def new_attempt_id() -> str:
@@ -75,18 +78,23 @@ def run_experiment(
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
     slices = plan_run(config, cells_dir)
-    for s in slices:
+    dm_slices = plan_drugmech(config, cells_dir)
+    for s in slices + dm_slices:
         clean_temporaries(cells_dir / s.plan.cell_id)
-    pending = [row for s in slices for row in s.pending]
-    stats = _execute(config, slices, pending, cells_dir, use_ray=use_ray, progress=progress, backend=backend)
+    pending = [row for s in slices + dm_slices for row in s.pending]
+    stats = _execute(config, slices + dm_slices, pending, cells_dir, use_ray=use_ray, progress=progress,
+                     backend=backend)
     results = [score_cell(s.plan, s.examples, cells_dir, run_dir, n_boot=config.n_boot, seed=config.seed)
                for s in slices]
-    write_summary(results, stats.to_json(), run_dir)
+    dm_results, dm_report = score_drugmech(dm_slices, config.drugmech, cells_dir, run_dir)
+    results += dm_results
+    write_summary(results, stats.to_json(), run_dir, drugmech=dm_report)
     report = run_dir / "report.md"
-    report.write_text(render_report(config.name, results, stats.to_json(), config.backend.name), "utf-8")
+    text = render_report(config.name, results, stats.to_json(), config.backend.name)
+    report.write_text(text + (render_drugmech_section(dm_report) if dm_report else ""), "utf-8")
     tracked = config.tracking.enabled if track is None else track
     uri = _track(config, results, run_dir, report) if tracked else None
-    return RunResult(run_dir, results, stats, len(pending), uri, report)
+    return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)
 
 
 def _execute(

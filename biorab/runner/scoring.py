@@ -112,7 +112,14 @@ def score_awareness(
     return payload
 
 
-def write_summary(results: list[CellResult], stats: dict[str, Any], run_dir: Path) -> Path:
+def write_summary(
+    results: list[CellResult], stats: dict[str, Any], run_dir: Path, *, drugmech: dict[str, Any] | None = None
+) -> Path:
+    """``summary.json``: per-cell results, execution counts and (with DrugMech cells) the DrugMech
+    accuracy report (per file × world/mode over runs, groups with BCa CIs, pairs)."""
     path = run_dir / "summary.json"
-    path.write_text(json.dumps({"cells": [r.to_json() for r in results], "execution": stats}, indent=2))
+    payload: dict[str, Any] = {"cells": [r.to_json() for r in results], "execution": stats}
+    if drugmech is not None:
+        payload["drugmech"] = drugmech
+    path.write_text(json.dumps(payload, indent=2))
     return path

@@ -47,6 +47,8 @@ class RenderStage:
 
         for row in rows:
             plan = self.plans[row["cell_id"]]
+            if plan.is_drugmech:  # rendered when planned (biorab.drugmech.prompts)
+                continue
             prompt = render(self._template(plan), row_example(row), row_hits(row))
             set_prompt(row, prompt)
         return rows
@@ -56,7 +58,8 @@ class GenerationStage:
     """Fills the ``gen_*`` columns: cached generations from the store, the rest from the backend.
 
     Identical prompts in a batch are generated once. A backend error fails only the rows it concerns:
-    they get ``gen_error`` and are not cached, so the next run retries them.
+    they get ``gen_error`` and are not cached, so the next run retries them. `seeds` maps a cell id to the
+    sampling seed of its rows (DrugMech run ``r`` samples with ``seed + r``); other cells use `sampling`.
     """
 
     def __init__(
@@ -67,9 +70,11 @@ class GenerationStage:
         generations_store: str | Path,
         *,
         backend_obj: Any = None,
+        seeds: Mapping[str, int] | None = None,
     ) -> None:
         self.backend_name, self.backend_params = backend, dict(backend_params or {})
         self.sampling = sampling
+        self.seeds = dict(seeds or {})
         self.store = GenerationStore(generations_store)
         self._backend = backend_obj
 
@@ -82,9 +87,14 @@ class GenerationStage:
         return self._backend
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        results = self.generate_prompts([row_prompt(row) for row in rows])
-        for row, (gen, key, hit) in zip(rows, results, strict=True):
-            set_generation(row, gen, key=key, cached=hit)
+        groups: dict[int | None, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(self.seeds.get(row["cell_id"]), []).append(row)
+        for seed, group in groups.items():
+            params = self.sampling if seed is None else self.sampling.model_copy(update={"seed": seed})
+            results = self.generate_prompts([row_prompt(row) for row in group], params)
+            for row, (gen, key, hit) in zip(group, results, strict=True):
+                set_generation(row, gen, key=key, cached=hit)
         return rows
 
     def generate_prompts(
@@ -133,6 +143,8 @@ class ParseStage:
 
         for row in rows:
             plan = self.plans[row["cell_id"]]
+            if plan.is_drugmech:  # scored from the rows on disk by biorab.drugmech (drugmech_scoring)
+                continue
             gen = row_generation(row)
             if gen.error is not None:
                 pred = Prediction(label=None, raw="", ok=False)

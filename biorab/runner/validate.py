@@ -59,6 +59,10 @@ def check_experiment(
     _check_templates(config, path)
     _check_processor(config, path)
     _check_tensor_parallel(config, path)
+    if config.drugmech is not None:
+        from biorab.runner.drugmech_validate import check_drugmech
+
+        check_drugmech(config, path=path, check_data=check_data)
 
 
 def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:

@@ -26,6 +26,8 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
     """``{"f1": .., "f1_ci_low": .., "f1_ci_high": .., "n": .., "parse_failures": ..}``."""
     out: dict[str, float] = {"n": float(result.n), "parse_failures": float(result.parse_failures),
                              "generation_failures": float(result.generation_failures)}
+    if "n_incomplete" in result.extra:  # DrugMech cells: answers cut off or failed (counted as wrong)
+        out["n_incomplete"] = float(result.extra["n_incomplete"])
     for name, value in result.metrics.items():
         key = name.replace("@", "_at_")
         # An undefined value or bound (None) is left out: MLflow metrics are numbers.
@@ -38,6 +40,11 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
 
 def cell_tags(config: ExperimentConfig, result: CellResult) -> dict[str, str]:
     plan = result.plan
+    if plan.drugmech is not None:
+        info = plan.drugmech
+        return {"query_file": info.query_file, "query_type": info.query_type, "world": info.world or "",
+                "mode": info.mode or "", "run": str(info.run), "task": plan.task,
+                "backend": config.backend.name, "cell_id": plan.cell_id, "biorab.run_name": config.name}
     rate = plan.retrieval.rate
     return {
         "dataset": plan.dataset,

@@ -1,0 +1,102 @@
+"""The optional ``drugmech:`` section of an experiment config: Drug Mechanisms Counterfactuals query files
+evaluated by `biorab run` through the same generation stage, caches, shards and tracking as BioRAB cells.
+
+Each (query file × world, or × disease mode for the factual files, × run) is one cell. Example::
+
+    drugmech:
+      query_files: [change_pos_dpi_r250, AddLink_pos_dpi_r1k]
+      worlds: [open, closed]
+      runs: 5
+      limit: null
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from biorab.params import Params
+
+World = Literal["open", "closed"]
+DiseaseMode = Literal["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
+#: Built-in backends with a ``chat`` param: the paper sent every prompt as one user message (spec §8).
+CHAT_BACKENDS = ("transformers", "vllm", "openai")
+#: The task name of DrugMech rows and cells (not a `biorab.tasks` task: they are scored by `biorab.drugmech`).
+DRUGMECH_TASK = "drugmech"
+
+
+class DrugMechSpec(Params):
+    """Which DrugMech query files to evaluate, how, and how often.
+
+    Attributes:
+        query_files: released file stems (``delete_pos_ppi_r250``) or paths of ``.json`` query files in the
+            released schema (e.g. written by ``biorab drugmech generate``).
+        worlds: the worlds of the counterfactual files; `modes`: the disease modes of the factual files.
+        runs: independent runs; run ``r`` samples with ``sampling.seed + r``.
+        limit: the first `limit` rows of each file (all when ``None``).
+        parser: ``robust`` or ``strict_original`` (scoring only: changing it re-scores the same rows).
+        matcher: node-name matcher of the graph scores, ``tfidf`` (the original) or ``rapidfuzz``.
+        release_dir / drugmechdb_dir / primekg: data overrides (default: `biorab.paths`; PrimeKG's
+            ``kg.csv`` is needed only by factual negatives outside ``NAMED_DISEASE``).
+        n_resamples / bootstrap_seed: the grouped stratified BCa bootstrap (90% CIs).
+    """
+
+    query_files: tuple[str, ...] = Field(min_length=1)
+    worlds: tuple[World, ...] = Field(default=("open",), min_length=1)
+    modes: tuple[DiseaseMode, ...] = Field(default=("NAMED_DISEASE",), min_length=1)
+    runs: int = Field(default=1, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    parser: Literal["robust", "strict_original"] = "robust"
+    matcher: Literal["tfidf", "rapidfuzz"] = "tfidf"
+    release_dir: str | None = None
+    drugmechdb_dir: str | None = None
+    primekg: str | None = None
+    n_resamples: int = Field(default=9999, ge=2)
+    bootstrap_seed: int = 42
+
+    @field_validator("query_files", "worlds", "modes")
+    @classmethod
+    def _unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            raise ValueError(f"repeated entries: {', '.join(repeated)}")
+        return value
+
+
+def with_chat_default(data: Any) -> Any:
+    """A raw config with ``backend.params.chat: true`` added for a DrugMech-only config whose backend has a
+    ``chat`` param and does not set it (as ``biorab drugmech respond`` does). BioRAB prompts are raw
+    completions, so a config with `datasets` is left as written."""
+    if not isinstance(data, Mapping) or not data.get("drugmech") or data.get("datasets"):
+        return data
+    backend = data.get("backend") or {}
+    if not isinstance(backend, Mapping) or backend.get("name", "transformers") not in CHAT_BACKENDS:
+        return data
+    params = backend.get("params") or {}
+    if not isinstance(params, Mapping) or "chat" in params:
+        return data
+    return {**data, "backend": {**backend, "params": {**params, "chat": True}}}
+
+
+@dataclass(frozen=True)
+class DrugMechCellInfo:
+    """What identifies one DrugMech cell: the query file (stem, or absolute path of a non-released file), its
+    query type, the world or the disease mode (the other is ``None``) and the run."""
+
+    query_file: str
+    query_type: str
+    world: str | None
+    mode: str | None
+    run: int
+
+    @property
+    def setting(self) -> str:
+        return self.world or self.mode or ""
+
+    def response_keys(self) -> dict[str, Any]:
+        """The world/mode and run as a responses-file row carries them."""
+        key = {"world": self.world} if self.world is not None else {"mode": self.mode}
+        return {**key, "run": self.run}

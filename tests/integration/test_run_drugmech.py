@@ -1,0 +1,217 @@
+"""DrugMech query files as cells of `biorab run` (in-process, fake backend): exact strict/relaxed accuracies,
+incomplete answers, per-run seeds in the generation keys, resume without regeneration, MLflow read-back,
+config errors naming the key, and the shipped job files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from biorab.drugmech.prompts import render_prompt
+from biorab.drugmech.prompts_text import EL_OPTIONS
+from biorab.drugmech.queryfiles import load_release_file
+from biorab.errors import ConfigError
+from biorab.experiment import ExperimentConfig
+from biorab.runner import run_experiment
+from biorab.runner.validate import load_experiment
+
+REPO = Path(__file__).resolve().parents[2]
+WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
+NO = "NO supporting beneficial Mechanism of Action found."
+ANSWERS = {
+    # change_pos (Invert, positive): strict {Contra-indicated, Fully Blocked}, relaxed + Partially Blocked.
+    "change_pos_dpi_r250/0": WHY + "\n\n## Summary\n" + EL_OPTIONS["Contra-indicated"],  # strict + relaxed
+    "change_pos_dpi_r250/1": WHY + "\n\n## Summary\n" + EL_OPTIONS["Partially Blocked"],  # relaxed only
+    "change_pos_dpi_r250/2": "Not sure.",  # unparsed: wrong
+    "change_pos_dpi_r250/3": "word " * 150,  # cut at max_tokens (finish_reason length): incomplete, wrong
+    # AddLink_neg: the default answer NO is right; YES to a negative is wrong.
+    "AddLink_neg_dpi_r1k/2": "YES.\nDrug: A | increases activity of | Protein: B",
+}
+
+
+@pytest.fixture(autouse=True)
+def drugmech_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drugmechdb_dir: Path,
+                 drugmechcf_dir: Path) -> None:
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BIORAB_DRUGMECHDB_DIR", str(drugmechdb_dir))
+    monkeypatch.setenv("BIORAB_DRUGMECHCF_DIR", str(drugmechcf_dir))
+
+
+def make_config(
+    tmp_path: Path, *, limit: int = 4, tracking: bool = False, **backend: Any
+) -> ExperimentConfig:
+    return ExperimentConfig.model_validate({
+        "name": "dm",
+        "output_dir": str(tmp_path / "runs"),
+        "drugmech": {"query_files": ["change_pos_dpi_r250", "AddLink_neg_dpi_r1k"],
+                     "worlds": ["open", "closed"], "runs": 2, "limit": limit, "n_resamples": 200},
+        "backend": {"name": "fake", "params": {"mode": "map", "answers": ANSWERS, "answer": NO, **backend}},
+        "sampling": {"max_tokens": 100, "seed": 7},
+        "resources": {"llm": {"batch_size": 8}},
+        "tracking": {"enabled": tracking},
+    })
+
+
+def by_label(result: Any) -> dict[str, Any]:
+    return {c.plan.label: c for c in result.cells}
+
+
+def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
+    result = run_experiment(make_config(tmp_path), use_ray=False)
+    cells = by_label(result)
+    assert list(cells) == [f"dm-{f}__{w}__run{r}" for f in ("change_pos_dpi_r250", "AddLink_neg_dpi_r1k")
+                           for w in ("open", "closed") for r in (0, 1)]
+    change = cells["dm-change_pos_dpi_r250__closed__run1"]
+    assert {k: v["value"] for k, v in change.metrics.items()} == {
+        "accuracy_strict": 1 / 4, "accuracy_relaxed": 2 / 4, "accuracy_strict_complete_only": 1 / 3}
+    assert (change.n, change.parse_failures, change.generation_failures) == (4, 1, 0)
+    assert change.extra == {"query_file": "change_pos_dpi_r250", "world": "closed", "mode": None, "run": 1,
+                            "n_incomplete": 1}
+    addlink = cells["dm-AddLink_neg_dpi_r1k__open__run0"]
+    assert {k: v["value"] for k, v in addlink.metrics.items()} == {
+        "accuracy_strict": 3 / 4, "accuracy_strict_complete_only": 3 / 4}
+    # 8 cells x 4 rows; the four cells of a file differ in world or in seed, so nothing is shared.
+    assert (result.stats.written, result.stats.generated, result.stats.generation_failures) == (32, 32, 0)
+
+    rows = pq.read_table(change.predictions_path).to_pylist()
+    assert [r["pred_ok"] for r in rows] == [True, False, False, False]
+    assert [r["pred_label"] for r in rows] == ["Contra-indicated", "Partially Blocked", None, None]
+    assert json.loads(rows[3]["pred_scores"])["incomplete"] is True
+    assert rows[3]["gen_finish_reason"] == "length"
+    qfile = load_release_file("change_pos_dpi_r250")
+    from biorab.drugmech.drugmechdb import load_drugmechdb
+
+    assert rows[0]["prompt"] == render_prompt(qfile.queries[0], world="closed", moas=load_drugmechdb())
+    # Runs differ only in the sampling seed (config seed + run), which is part of the generation key.
+    run0 = pq.read_table(cells["dm-change_pos_dpi_r250__closed__run0"].predictions_path).to_pylist()
+    assert [r["prompt"] for r in run0] == [r["prompt"] for r in rows]
+    assert not {r["gen_key"] for r in run0} & {r["gen_key"] for r in rows}
+
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    report = summary["drugmech"]
+    assert report == result.drugmech and (report["parser"], report["matcher"]) == ("robust", "tfidf")
+    assert (report["n"], report["n_unparsed"], report["n_incomplete"]) == (32, 4, 4)
+    file_cells = {(c["query_file"], c["world"]): c for c in report["cells"]}
+    cell = file_cells[("change_pos_dpi_r250", "open")]
+    assert (cell["runs"], cell["n"]) == (2, 8)
+    assert cell["accuracy_strict"]["mean"] == 0.25 and cell["accuracy_strict"]["ci_low"] == 0.25
+    groups = {g["group"]: g for g in report["groups"]}
+    # First run of each cell; a Delete/Invert stratum counts 4 times beside Add-Link: (4*4 + 4) per world.
+    assert groups["All open world"]["n"] == 20
+    assert groups["All open world"]["mean"] == pytest.approx((4 * 1 + 3) / 20, abs=0.02)
+    assert "## DrugMech" in result.report_path.read_text()
+
+
+def test_resume_generates_nothing_and_a_larger_limit_only_the_new_rows(tmp_path: Path) -> None:
+    first = run_experiment(make_config(tmp_path), use_ray=False)
+    again = run_experiment(make_config(tmp_path), use_ray=False)
+    assert again.total_pending == 0 and again.stats.written == 0 and again.stats.generated == 0
+    assert [c.metrics for c in again.cells] == [c.metrics for c in first.cells]
+    fresh = run_experiment(make_config(tmp_path), use_ray=False, resume=False)
+    assert (fresh.stats.generated, fresh.stats.generation_cache_hits) == (0, 32)
+    more = run_experiment(make_config(tmp_path, limit=5), use_ray=False)
+    assert more.total_pending == 8 and more.stats.generated == 8  # row 4 of each of the 8 cells
+    assert [c.plan.cell_id for c in more.cells] == [c.plan.cell_id for c in first.cells]
+
+
+def test_failed_generations_are_incomplete_and_retried(tmp_path: Path) -> None:
+    failing = run_experiment(make_config(tmp_path, fail_ids=("AddLink_neg_dpi_r1k/0",)), use_ray=False)
+    cell = by_label(failing)["dm-AddLink_neg_dpi_r1k__open__run0"]
+    assert cell.generation_failures == 1 and cell.extra["n_incomplete"] == 1
+    assert cell.metrics["accuracy_strict"]["value"] == 2 / 4
+    assert failing.stats.generation_failures == 4  # row 0 of the 4 AddLink cells
+
+
+@pytest.mark.slow
+def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    result = run_experiment(make_config(tmp_path, tracking=True), use_ray=False)
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=result.tracking_uri)
+    experiment = client.get_experiment_by_name("dm")
+    assert experiment is not None
+    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    assert len(runs) == 8
+    run = runs["dm-change_pos_dpi_r250__open__run1"]
+    assert {k: run.data.tags[k] for k in ("query_file", "world", "mode", "run", "backend", "task")} == {
+        "query_file": "change_pos_dpi_r250", "world": "open", "mode": "", "run": "1", "backend": "fake",
+        "task": "drugmech"}
+    assert run.data.metrics == {"n": 4.0, "parse_failures": 1.0, "generation_failures": 0.0,
+                                "n_incomplete": 1.0, "accuracy_strict": 0.25, "accuracy_relaxed": 0.5,
+                                "accuracy_strict_complete_only": pytest.approx(1 / 3)}
+    assert run.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"
+    assert run.data.params["drugmech.runs"] == "2"
+    (pred,) = client.list_artifacts(run.info.run_id, "predictions")
+    cell_id = by_label(result)["dm-change_pos_dpi_r250__open__run1"].plan.cell_id
+    assert pred.path == f"predictions/{cell_id}.parquet"
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "job.yaml"
+    backend = "" if "backend:" in body else "backend: {name: fake}\n"
+    path.write_text("name: bad\n" + backend + body, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("body", "key", "needle"), [
+    ("drugmech: {query_files: [change_pos_dpi_r250, nope_r1]}\n", "drugmech.query_files.1",
+     "unknown query file"),
+    ("drugmech: {query_files: [change_pos_dpi_r250], wrold: [open]}\n", "drugmech.wrold", ""),
+    ("drugmech: {query_files: [change_pos_dpi_r250], worlds: [opne]}\n", "drugmech.worlds.0", ""),
+    ("drugmech: {query_files: [factuals_neg_r1k], modes: [ANONYMIZED_DISEASE]}\n", "drugmech.primekg",
+     "PrimeKG"),
+    ("drugmech: {query_files: [change_pos_dpi_r250]}\nresources: {llm_engine: vllm_processor}\n"
+     "backend: {name: vllm, params: {model: m}}\n", "resources.llm_engine", "cannot run DrugMech cells"),
+    ("seed: 1\n", "drugmech", "needs 'datasets'"),
+])
+def test_config_errors_name_the_key_and_file(tmp_path: Path, body: str, key: str, needle: str) -> None:
+    path = _write(tmp_path, body)
+    with pytest.raises(ConfigError) as err:
+        load_experiment(path)
+    text = str(err.value)
+    assert str(path) in text and needle in text
+    assert f"key '{key}'" in text
+
+
+def test_chat_default_for_drugmech_only_configs() -> None:
+    cfg = ExperimentConfig.model_validate({"name": "x", "drugmech": {"query_files": ["change_pos_dpi_r250"]},
+                                           "backend": {"name": "openai", "params": {"model": "m"}}})
+    assert cfg.backend.params == {"model": "m", "chat": True}
+    mixed = ExperimentConfig.model_validate({"name": "x", "datasets": [{"name": "ade"}],
+                                             "drugmech": {"query_files": ["change_pos_dpi_r250"]}})
+    assert mixed.backend.params == {}
+    off = ExperimentConfig.model_validate({"name": "x", "drugmech": {"query_files": ["change_pos_dpi_r250"]},
+                                           "backend": {"name": "transformers", "params": {"chat": False}}})
+    assert off.backend.params == {"chat": False}
+
+
+@pytest.mark.parametrize(("job", "cells"), [("drugmech_smoke.yaml", 2),
+                                            ("drugmech_paper.yaml", 12 * 2 * 5 + 2 * 5)])
+def test_shipped_jobs_validate(job: str, cells: int) -> None:
+    from biorab.runner.drugmech_plan import drugmech_cells
+
+    cfg = load_experiment(REPO / "jobs" / job)
+    assert len(drugmech_cells(cfg)) == cells
+
+
+def test_biorab_run_cli_prints_the_drugmech_table(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cfg = make_config(tmp_path).model_dump(mode="json")
+    path = tmp_path / "dm.yaml"
+    path.write_text(json.dumps(cfg), encoding="utf-8")  # JSON is YAML
+    done = subprocess.run([sys.executable, "-c", "from biorab.cli.main import main; main()", "run", str(path),
+                           "--no-ray"], capture_output=True, text=True, env=dict(os.environ), cwd=REPO,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "DrugMech (parser robust, matcher tfidf)" in done.stdout
+    lines = [ln.split() for ln in done.stdout.splitlines() if ln.startswith("  change_pos_dpi_r250")]
+    assert [ln[1:5] for ln in lines] == [["open", "runs=2", "n=8", "strict=0.250"],
+                                         ["closed", "runs=2", "n=8", "strict=0.250"]]
