@@ -13,7 +13,7 @@ from typing import Any
 
 from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
 from biorab.experiment_drugmech import DrugMechCellInfo
-from biorab.labels import LABELS, RELATIONS
+from biorab.ral import dataset_labels
 from biorab.records import Example
 from biorab.runner.output import done_ids
 from biorab.runner.rows import example_row
@@ -69,11 +69,6 @@ def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:
     return examples[: cell.dataset.limit] if cell.dataset.limit else examples
 
 
-def cell_labels(dataset: str) -> tuple[str, ...] | None:
-    """The closed label set of a dataset (relation set for triple extraction), if it has one."""
-    return LABELS.get(dataset) or RELATIONS.get(dataset)
-
-
 def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
     cfg = cell.config
     task = examples[0].task if examples else ""
@@ -87,7 +82,7 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
         seed=cfg.seed,
         data_dir=cfg.data_dir,
         parser=cfg.parser,
-        labels=cell_labels(cell.dataset.name),
+        labels=dataset_labels(cell.dataset.name),
     )
 
 

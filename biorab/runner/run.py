@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from biorab.caches import default_store_paths
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
 from biorab.paths import cache_dir
@@ -24,7 +25,6 @@ from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
 from biorab.runner.report import render_report
 from biorab.runner.scoring import CellResult, score_cell, write_summary
-from biorab.runner.stores import default_store_paths
 
 
 @dataclass

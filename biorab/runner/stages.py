@@ -6,14 +6,13 @@ so an in-process run and a distributed run cannot disagree.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import BackendError
+from biorab.caches import GenerationStore
 from biorab.generation.base import SamplingParams
-from biorab.records import Generation, Prediction, Prompt
+from biorab.ral import CachedGenerator, parse_generation, render_prompt
 from biorab.runner.plan import CellPlan
 from biorab.runner.rows import (
     row_example,
@@ -24,7 +23,6 @@ from biorab.runner.rows import (
     set_prediction,
     set_prompt,
 )
-from biorab.runner.stores import GenerationStore, generation_key
 
 
 class RenderStage:
@@ -43,13 +41,11 @@ class RenderStage:
         return self._templates[key]
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from biorab.tasks import render
-
         for row in rows:
             plan = self.plans[row["cell_id"]]
             if plan.is_drugmech:  # rendered when planned (biorab.drugmech.prompts)
                 continue
-            prompt = render(self._template(plan), row_example(row), row_hits(row))
+            prompt = render_prompt(self._template(plan), row_example(row), row_hits(row))
             set_prompt(row, prompt)
         return rows
 
@@ -77,6 +73,7 @@ class GenerationStage:
         self.seeds = dict(seeds or {})
         self.store = GenerationStore(generations_store)
         self._backend = backend_obj
+        self._generator: CachedGenerator | None = None
 
     @property
     def backend(self) -> Any:
@@ -86,46 +83,23 @@ class GenerationStage:
             self._backend = build_backend(self.backend_name, self.backend_params)
         return self._backend
 
+    @property
+    def generator(self) -> CachedGenerator:
+        """The backend behind the generation cache (built on first use)."""
+        if self._generator is None:
+            self._generator = CachedGenerator(self.backend, self.store, name=self.backend_name)
+        return self._generator
+
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         groups: dict[int | None, list[dict[str, Any]]] = {}
         for row in rows:
             groups.setdefault(self.seeds.get(row["cell_id"]), []).append(row)
         for seed, group in groups.items():
             params = self.sampling if seed is None else self.sampling.model_copy(update={"seed": seed})
-            results = self.generate_prompts([row_prompt(row) for row in group], params)
-            for row, (gen, key, hit) in zip(group, results, strict=True):
-                set_generation(row, gen, key=key, cached=hit)
+            results = self.generator.generate([row_prompt(row) for row in group], params)
+            for row, res in zip(group, results, strict=True):
+                set_generation(row, res.generation, key=res.key, cached=res.cached)
         return rows
-
-    def generate_prompts(
-        self, prompts: Sequence[Prompt], sampling: SamplingParams | None = None
-    ) -> list[tuple[Generation, str, bool]]:
-        """(generation, cache key, from the store?) per prompt, with `sampling` (default: the stage's).
-
-        Also used by the awareness probe, so the probe shares the loaded model, the store and the keys.
-        """
-        params = sampling or self.sampling
-        digest = self.backend.model_digest
-        keys = [generation_key(digest, p, params) for p in prompts]
-        cached = self.store.get_many(keys)
-        todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in cached}
-        fresh = self._generate(list(todo.values()), list(todo), params)
-        self.store.put_many(fresh)
-        return [(cached[k], k, True) if k in cached else (fresh[k], k, False) for k in keys]
-
-    def _generate(
-        self, prompts: Sequence[Prompt], keys: Sequence[str], sampling: SamplingParams
-    ) -> dict[str, Generation]:
-        if not prompts:
-            return {}
-        try:
-            gens = self.backend.generate(prompts, sampling)
-        except BackendError as e:  # the whole call failed after the backend's own retries
-            gens = [Generation(text="", error=f"{type(e).__name__}: {e}") for _ in prompts]
-        if len(gens) != len(prompts):
-            raise BackendError(f"backend {self.backend_name!r} returned {len(gens)} generations "
-                               f"for {len(prompts)} prompts")
-        return dict(zip(keys, gens, strict=True))
 
     def close(self) -> None:
         if self._backend is not None:
@@ -139,18 +113,10 @@ class ParseStage:
         self.plans = dict(plans)
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from biorab.parsing import parse
-
         for row in rows:
             plan = self.plans[row["cell_id"]]
             if plan.is_drugmech:  # scored from the rows on disk by biorab.drugmech (drugmech_scoring)
                 continue
-            gen = row_generation(row)
-            if gen.error is not None:
-                pred = Prediction(label=None, raw="", ok=False)
-            else:
-                pred = parse(plan.task, gen.text, mode=plan.parser, labels=plan.labels)
-                if pred.scores is None and gen.label_logprobs:
-                    pred = dataclasses.replace(pred, scores=dict(gen.label_logprobs))
+            pred = parse_generation(plan.task, row_generation(row), mode=plan.parser, labels=plan.labels)
             set_prediction(row, pred)
         return rows

@@ -12,8 +12,8 @@ import pytest
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
+from biorab.ral import probe_prompt_id
 from biorab.runner import run_experiment
-from biorab.runner.awareness_stage import probe_prompt_id
 from biorab.runner.output import read_all_rows
 from biorab.tasks import AWARENESS_MAX_TOKENS
 

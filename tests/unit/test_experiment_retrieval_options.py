@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from biorab.caches import hits_key
 from biorab.config_loading import load_config
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 from biorab.generation.base import SamplingParams
-from biorab.runner.awareness_stage import parse_judgement, probe_sampling
-from biorab.runner.retrieval_stage import select_hits
-from biorab.runner.stores import hits_key
+from biorab.ral import parse_judgement, probe_sampling
+from biorab.retrieval.ranking import select_hits
 from biorab.tasks import AWARENESS_MAX_TOKENS
 
 

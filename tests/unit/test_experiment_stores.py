@@ -5,12 +5,12 @@ from __future__ import annotations
 import multiprocessing as mp
 from pathlib import Path
 
+from biorab.caches import ContentStore, GenerationStore, HitStore, generation_key, hits_key
 from biorab.generation.base import SamplingParams
 from biorab.records import Example, Generation, Hit, OutputConstraint, Prompt
+from biorab.retrieval.ranking import select_hits
 from biorab.runner.output import done_ids, latest_rows, read_all_rows, shard_files, write_shards
-from biorab.runner.retrieval_stage import select_hits
 from biorab.runner.rows import example_row
-from biorab.runner.stores import ContentStore, GenerationStore, HitStore, generation_key, hits_key
 from biorab.tracking.flatten import flatten
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from biorab.caches import GenerationStore
 from biorab.config_loading import load_config
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
 from biorab.records import Example, OutputConstraint, Prompt
 from biorab.runner.rows import example_row, from_table, set_prompt
-from biorab.runner.stores import GenerationStore
 from biorab.runner.validate import load_experiment
 from pipelines.vllm_processor import (
     make_postprocess,

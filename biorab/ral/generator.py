@@ -1,0 +1,58 @@
+"""`CachedGenerator`: a backend behind the content-keyed generation cache.
+
+Identical prompts in a call are generated once; cached generations are read back; a backend error fails only
+the prompts of that call (an errored `Generation`, never cached, so the next run retries them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from biorab.caches import GenerationStore, generation_key
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams
+from biorab.ral.answer import GenerationResult
+from biorab.records import Generation, Prompt
+
+
+class CachedGenerator:
+    """Generates prompts with `backend`, through `store` when one is given (``None``: no cache)."""
+
+    def __init__(self, backend: Any, store: GenerationStore | None = None, *, name: str = "") -> None:
+        self.backend = backend
+        self.store = store
+        self.name = name or type(backend).__name__
+
+    @property
+    def model_digest(self) -> str:
+        return str(self.backend.model_digest)
+
+    def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[GenerationResult]:
+        """One `GenerationResult` per prompt, in order."""
+        digest = self.model_digest
+        keys = [generation_key(digest, p, sampling) for p in prompts]
+        cached = self.store.get_many(keys) if self.store is not None else {}
+        todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in cached}
+        fresh = self._generate(list(todo.values()), list(todo), sampling)
+        if self.store is not None:
+            self.store.put_many(fresh)
+        return [GenerationResult(cached[k], k, True) if k in cached else GenerationResult(fresh[k], k, False)
+                for k in keys]
+
+    def _generate(
+        self, prompts: Sequence[Prompt], keys: Sequence[str], sampling: SamplingParams
+    ) -> dict[str, Generation]:
+        if not prompts:
+            return {}
+        try:
+            gens = self.backend.generate(prompts, sampling)
+        except BackendError as e:  # the whole call failed after the backend's own retries
+            gens = [Generation(text="", error=f"{type(e).__name__}: {e}") for _ in prompts]
+        if len(gens) != len(prompts):
+            raise BackendError(f"backend {self.name!r} returned {len(gens)} generations "
+                               f"for {len(prompts)} prompts")
+        return dict(zip(keys, gens, strict=True))
+
+    def close(self) -> None:
+        self.backend.close()
