@@ -75,8 +75,10 @@ ORIGINALS: dict[str, tuple[str, str]] = {
        for f in ("ade_corpus_v2_train_4000.json", "ade_corpus_v2_test.json")},
     **{f"biorab/semclass/{f}": ("SEMMED", f"data_progress/final_data/{f}")
        for f in ("sentence_triple.jsonl", "sentence_triple_train.jsonl", "sentence_triple_test.jsonl")},
-    "biorab/semclass/raw/sentence_triple_yes_no.csv": ("SEMMED", "data_progress/data/sentence_triple_yes_no.csv"),
-    **{f"biorab/pharmkg/PharmKG-8k/{f}": ("PHARMKG", f"data/PharmKG-8k/{f}") for f in ("test.tsv", "valid.tsv")},
+    "biorab/semclass/raw/sentence_triple_yes_no.csv":
+        ("SEMMED", "data_progress/data/sentence_triple_yes_no.csv"),
+    **{f"biorab/pharmkg/PharmKG-8k/{f}": ("PHARMKG", f"data/PharmKG-8k/{f}")
+       for f in ("test.tsv", "valid.tsv")},
     "biorab/hetionet/metaedges.tsv": ("HETIO", "describe/edges/metaedges.tsv"),
     "drugmechdb/deprecated_ids.txt": ("DRUGMECHDB", "utils/deprecated_ids.txt"),
 }
@@ -90,12 +92,13 @@ DERIVED: dict[str, tuple[str, list[str]]] = {
         ("rows_500_to_999", ["biorab/ade_corpus_v2/full_split/ade_corpus_v2_test.json"]),
 }
 
+_STAGED = "made during data staging (see the data README); not rebuilt"
 MIRROR_ONLY: dict[str, str] = {
-    "biorab/pharmkg/reconstructed/dev_500.json": "made during data staging (see the data README); not rebuilt",
-    "biorab/pharmkg/reconstructed/test_500.json": "made during data staging (see the data README); not rebuilt",
-    "drugmechdb/indication_paths.yaml": "assembled during data staging from the 4,846 kb/paths/*.yaml files of "
-                                        "SuLab/DrugMechDB-agentic@b83cc5ddb6803ed4fb32a5355150d0469647f904; "
-                                        "not rebuilt",
+    "biorab/pharmkg/reconstructed/dev_500.json": _STAGED,
+    "biorab/pharmkg/reconstructed/test_500.json": _STAGED,
+    "drugmechdb/indication_paths.yaml":
+        "assembled during data staging from the 4,846 kb/paths/*.yaml files of "
+        "SuLab/DrugMechDB-agentic@b83cc5ddb6803ed4fb32a5355150d0469647f904; not rebuilt",
 }
 
 

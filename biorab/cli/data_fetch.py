@@ -29,6 +29,7 @@ def fetch(
 ) -> None:
     """Download DrugMechDB, the DrugMech release and the BioRAB datasets from their pinned public sources,
     check every file's sha256, rebuild the derived files, and report what failed (exit code 2)."""
+    from biorab.errors import DataError
     from biorab.fetching import fetch_files, load_manifest
     from biorab.fetching.progress import FetchProgress
     from biorab.paths import fetched_data_dir
@@ -47,4 +48,6 @@ def fetch(
     for path, reason in report.failed.items():
         typer.secho(f"error: {path}: {reason}", fg=typer.colors.RED, err=True)
     if report.failed:
-        raise typer.Exit(2)
+        # A BioRABError, so the CLI exits with code 2 (click swallows typer.Exit codes in our main).
+        raise DataError(f"{len(report.failed)} of {len(files)} files failed (listed above); run the same "
+                        "command again to resume, or pass --mirror URL|DIR")

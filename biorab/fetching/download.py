@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import errno
 import http.client
-import socket
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, Any
 
 CHUNK = 1 << 16
 TIMEOUT_S = 30.0
@@ -69,7 +68,7 @@ def _from_http(url: str, part: Path, advance: Advance) -> None:
         raise FetchFailure(f"HTTP {e.code} {e.reason} from {url}") from e
     except urllib.error.URLError as e:
         raise FetchFailure(f"no network: cannot reach {url} ({e.reason})") from e
-    except (http.client.IncompleteRead, ConnectionError, socket.timeout) as e:
+    except (TimeoutError, http.client.IncompleteRead, ConnectionError) as e:
         done = part.stat().st_size if part.exists() else 0
         raise FetchFailure(f"connection dropped after {done} bytes ({type(e).__name__}); "
                            "run again to resume") from e
@@ -79,7 +78,7 @@ def _from_http(url: str, part: Path, advance: Advance) -> None:
                            "attempt); run again to resume")
 
 
-def _copy(src: BinaryIO | http.client.HTTPResponse, out: BinaryIO, advance: Advance) -> int:
+def _copy(src: IO[bytes] | http.client.HTTPResponse, out: IO[Any], advance: Advance) -> int:
     total = 0
     while chunk := src.read(CHUNK):
         out.write(chunk)

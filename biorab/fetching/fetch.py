@@ -95,7 +95,8 @@ def _source_of(entry: ManifestFile, mirror: str | None) -> tuple[str, str, str |
     """Where the bytes come from, the sha256 they must have there, and the transform to apply."""
     if mirror:
         sep = "" if mirror.endswith("/") else "/"
-        where = f"{mirror}{sep}{entry.path}" if "://" in mirror else str(Path(mirror).expanduser() / entry.path)
+        local = str(Path(mirror).expanduser() / entry.path)
+        where = f"{mirror}{sep}{entry.path}" if "://" in mirror else local
         return where, entry.sha256, None
     if entry.url is None:
         raise FetchFailure(f"no public source ({entry.mirror_only}); fetch it with --mirror URL|DIR")

@@ -57,7 +57,8 @@ class RangeServer:
                 data = file.read_bytes()
                 if fault == "corrupt":
                     data = bytes([data[0] ^ 0xFF]) + data[1:]
-                start = int(self.headers["Range"].split("=")[1].split("-")[0]) if "Range" in self.headers else 0
+                wanted = self.headers.get("Range")  # only the "bytes=N-" form the fetcher sends
+                start = int(wanted.split("=")[1].split("-")[0]) if wanted else 0
                 if start >= len(data):
                     self.send_error(416)
                     return
