@@ -3,6 +3,7 @@ the PIDs of its own processes (never ``ray stop``, which would stop every Ray on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -10,7 +11,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 
 import psutil
 
@@ -76,7 +76,5 @@ class LocalRayHead:
 
 
 def _signal(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
