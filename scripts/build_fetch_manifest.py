@@ -90,12 +90,12 @@ DERIVED: dict[str, tuple[str, list[str]]] = {
         ("context_response", ["biorab/hetionet/prompts/hetionet5k_lp_test_instruction_noexample.json"]),
     "biorab/ade_corpus_v2/dev_500.derived.json":
         ("rows_500_to_999", ["biorab/ade_corpus_v2/full_split/ade_corpus_v2_test.json"]),
+    **{f"biorab/pharmkg/reconstructed/{split}_500.json": (f"pharmkg_{split}_500", [
+        "biorab/pharmkg/link_predcition_pharmkg_train_4000.json", "biorab/pharmkg/PharmKG-8k/test.tsv",
+        "biorab/pharmkg/PharmKG-8k/valid.tsv"]) for split in ("test", "dev")},
 }
 
-_STAGED = "made during data staging (see the data README); not rebuilt"
 MIRROR_ONLY: dict[str, str] = {
-    "biorab/pharmkg/reconstructed/dev_500.json": _STAGED,
-    "biorab/pharmkg/reconstructed/test_500.json": _STAGED,
     "drugmechdb/indication_paths.yaml":
         "assembled during data staging from the 4,846 kb/paths/*.yaml files of "
         "SuLab/DrugMechDB-agentic@b83cc5ddb6803ed4fb32a5355150d0469647f904; not rebuilt",

@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Callable
 
 from biorab.errors import DataError
+from biorab.fetching import pharmkg_reconstruction
 
 Builder = Callable[[list[bytes]], bytes]
 
@@ -48,4 +49,9 @@ def gzip_like_staging(data: bytes) -> bytes:
     return subprocess.run([exe, "-9", "-n", "-c"], input=data, capture_output=True, check=True).stdout
 
 
-BUILDERS: dict[str, Builder] = {"context_response": context_response, "rows_500_to_999": rows_500_to_999}
+BUILDERS: dict[str, Builder] = {
+    "context_response": context_response,
+    "rows_500_to_999": rows_500_to_999,
+    "pharmkg_test_500": pharmkg_reconstruction.test_500,
+    "pharmkg_dev_500": pharmkg_reconstruction.dev_500,
+}

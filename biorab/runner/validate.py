@@ -119,7 +119,10 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
     node: this is the check that names the file and the fix)."""
     from biorab.runner.data_needs import missing_files
 
-    missing = missing_files(config)
+    try:
+        missing = missing_files(config)
+    except ConfigError as e:  # no data folder at all: say which config needed it
+        raise ConfigError(str(e), path=path) from e
     if missing:
         first = missing[0]
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""

@@ -33,4 +33,4 @@ def test_builders_reproduce_the_staged_derived_files(entry: object, data_dir: Pa
 
 
 def test_gzip_and_derived_counts() -> None:
-    assert (len(GZIPPED), len(DERIVED)) == (8, 3)
+    assert (len(GZIPPED), len(DERIVED)) == (8, 5)
