@@ -7,6 +7,7 @@ When the output is not a terminal, the CLI reports with `ProgressLines` instead:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -37,20 +38,30 @@ class ProgressLines:
         self.start = clock()
         self.done, self.total = 0, 0
         self._last_t, self._last_n = self.start, 0
+        self._lock = threading.Lock()  # `tick` may come from a heartbeat thread
 
     def __call__(self, advance: int, total: int | None = None) -> None:
         """Count `advance` more units (of `total`, when known) and write a line when one is due."""
-        self.done += advance
-        self.total = total or self.total
-        now = self.clock()
-        due_n = self.every_n is not None and self.done - self._last_n >= self.every_n
-        if due_n or now - self._last_t >= self.every_s or (self.total and self.done >= self.total):
-            self._emit(now)
+        with self._lock:
+            self.done += advance
+            self.total = total or self.total
+            now = self.clock()
+            due_n = self.every_n is not None and self.done - self._last_n >= self.every_n
+            if due_n or now - self._last_t >= self.every_s or (self.total and self.done >= self.total):
+                self._emit(now)
+
+    def tick(self) -> None:
+        """Write a line if none was written for `every_s` (a long batch still shows the run is alive)."""
+        with self._lock:
+            now = self.clock()
+            if now - self._last_t >= self.every_s:
+                self._emit(now)
 
     def finish(self) -> None:
         """Write the last line, unless the latest one already shows the final count."""
-        if self.done != self._last_n or self.done == 0:
-            self._emit(self.clock())
+        with self._lock:
+            if self.done != self._last_n:  # nothing counted at all (nothing to compute): no line
+                self._emit(self.clock())
 
     def _emit(self, now: float) -> None:
         self.write(self.line(now))
@@ -61,7 +72,7 @@ class ProgressLines:
         elapsed = max(now - self.start, 1e-9)
         rate = self.done / elapsed
         if not self.total:
-            return f"{self.label}: {self.done} {self.unit}, {rate:.1f} {self.unit}/s"
+            return f"{self.label}: {self.done} {self.unit} after {round(elapsed)}s"
         pct = round(100 * self.done / self.total)
         eta = f", eta {round((self.total - self.done) / rate)}s" if rate > 0 else ""
         return f"{self.label}: {self.done}/{self.total} {self.unit} ({pct}%), {rate:.1f} {self.unit}/s{eta}"

@@ -98,17 +98,28 @@ def _fetch_for(cfg: Any, err: Any) -> None:
 
 class _ProgressLines:
     """Plain ``progress: 40/96 rows (42%), 3.1 rows/s, eta 18s`` lines on stderr when it is not a terminal
-    (``ray job logs``, CI): every 10 s and at the end."""
+    (``ray job logs``, CI): every 10 s, also while a long batch is still running, and at the end."""
 
     def __init__(self) -> None:
+        import threading
+
         from biorab.progress_lines import ProgressLines
 
         self.lines = ProgressLines("rows", write=lambda line: print(line, file=sys.stderr, flush=True))
+        self.stop = threading.Event()
+        self.heartbeat = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(1.0):
+            self.lines.tick()
 
     def __enter__(self) -> _ProgressLines:
+        self.heartbeat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.heartbeat.join()
         self.lines.finish()
 
     def __call__(self, advance: int, total: int) -> None:
