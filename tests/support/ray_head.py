@@ -31,7 +31,7 @@ class LocalRayHead:
     def __init__(self, ray_exe: str, env: dict[str, str], *, num_cpus: int = 2) -> None:
         self.ray_exe, self.env, self.num_cpus = ray_exe, env, num_cpus
         # Short: Ray's Unix socket paths under the temp dir must stay under ~100 bytes.
-        self.temp_dir = tempfile.mkdtemp(prefix="rbj-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        self.temp_dir = tempfile.mkdtemp(prefix="rbj-")
         self.ports = {option: free_port() for option in PORT_OPTIONS}
         self.dashboard_url = f"http://127.0.0.1:{self.ports['--dashboard-port']}"
         self.pids: set[int] = set()
