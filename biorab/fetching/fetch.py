@@ -60,9 +60,12 @@ def fetch_files(
             continue
         try:
             _install(entry, root, mirror, shown, report)
-        except (FetchFailure, BioRABError) as e:
-            report.failed[entry.path] = str(e)
-            shown.failed(entry.path, str(e))
+        except (FetchFailure, BioRABError, OSError) as e:
+            # One file's failure (a read-only folder, a permission) must not hide the others' results.
+            reason = f"cannot write: {e.strerror or e} ({e.filename or entry.path})" if isinstance(
+                e, OSError) else str(e)
+            report.failed[entry.path] = reason
+            shown.failed(entry.path, reason)
         else:
             report.installed.append(entry.path)
             shown.installed(entry.path)
