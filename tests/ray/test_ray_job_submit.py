@@ -28,7 +28,7 @@ def test_submitted_smoke_job_joins_the_cluster_and_logs_progress(tmp_path: Path,
            "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     ray = str(VENV_BIN / "ray")
-    runtime_env = {"env_vars": {
+    runtime_env = {"excludes": [".venv"], "env_vars": {
         "BIORAB_DATA_DIR": str(data_dir), "BIORAB_CACHE_DIR": str(tmp_path / "cache"),
         "XDG_DATA_HOME": str(tmp_path / "xdg"), "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}}
     job_id = f"biorab-smoke-{os.getpid()}"
