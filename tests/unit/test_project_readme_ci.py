@@ -86,3 +86,24 @@ def test_ci_fails_naming_the_missing_data_before_touching_anything(tmp_path: Pat
     assert result.stderr.startswith("error: the staged data is missing: neither ../shared/data nor "
                                     "$BIORAB_DATA_DIR (unset) exists")
     assert (repo / ".venv").is_dir()  # it failed before the fresh install removed anything
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_make_test_fetches_the_data_when_none_is_there(tmp_path: Path) -> None:
+    tree = tmp_path / "checkout" / "repo"  # no ../shared/data beside it
+    tree.mkdir(parents=True)
+    for name in ("Makefile", "pyproject.toml", "install.sh"):
+        shutil.copy2(ROOT / name, tree / name)
+    bin_dir = tree / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for exe in ("python", "biorab"):  # stand-ins that say how they were called
+        (bin_dir / exe).write_text(f'#!/bin/sh\necho "ran: {exe} $* data=$BIORAB_DATA_DIR"\n')
+        (bin_dir / exe).chmod(0o755)
+    (tree / ".venv" / ".biorab-installed").touch()
+    env = {k: v for k, v in _env(XDG_DATA_HOME=str(tmp_path / "xdg")).items() if k != "BIORAB_DATA_DIR"}
+    out = subprocess.run(["make", "test"], cwd=tree, capture_output=True, text=True, env=env, check=True)
+    fetched = tmp_path / "xdg" / "biorab" / "data"
+    assert out.stdout.splitlines() == [
+        f"no ../shared/data and no $BIORAB_DATA_DIR: fetching the data into {fetched}",
+        "ran: biorab data fetch data=",
+        f"ran: python -m pytest -q data={fetched}/biorab"]
