@@ -107,6 +107,8 @@ def run_ray(
     try:
         ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt)
         stats = ExecutionStats()
+        if progress is not None:
+            progress(0, len(rows))  # the total, before the first (possibly long) batch
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             n = stats.add_rows(from_table(batch))
             if progress is not None:

@@ -59,9 +59,10 @@ drugmechcf_dir = _shared_fixture("drugmechcf", "the Drug Mechanisms Counterfactu
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Caches go to a per-session temp dir unless a test sets its own."""
+    """Caches (and the fetched-data default) go to a per-session temp dir unless a test sets its own."""
     cache = tmp_path_factory.getbasetemp() / "biorab-cache"
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(cache))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.getbasetemp() / "xdg-data"))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path_factory.getbasetemp() / 'mlflow.db'}")
 
 

@@ -151,5 +151,8 @@ def _print_examples(examples: list[Example]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``data`` command group to the main app."""
+    """Attach the ``data`` command group (with ``fetch`` from its own module) to the main app."""
+    from biorab.cli.data_fetch import fetch
+
+    data_app.command("fetch")(fetch)
     app.add_typer(data_app, name="data")

@@ -42,6 +42,8 @@ def run_local(
     probe = ProbeStage(plans, generate)
     stats = ExecutionStats()
     size = config.resources.llm.batch_size
+    if progress is not None:
+        progress(0, len(rows))  # the total, before the first (possibly long) batch
     try:
         for start in range(0, len(rows), size):
             batch = [dict(r) for r in rows[start : start + size]]
