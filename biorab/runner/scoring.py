@@ -31,6 +31,12 @@ class CellResult:
     predictions_path: Path
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def incomplete(self) -> bool:
+        """Some rows failed (their generation errored): the metrics are over a partial cell, not a score;
+        the next run retries those rows."""
+        return self.generation_failures > 0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "cell_id": self.plan.cell_id,
@@ -44,6 +50,7 @@ class CellResult:
             "metrics": self.metrics,
             "parse_failures": self.parse_failures,
             "generation_failures": self.generation_failures,
+            "incomplete": self.incomplete,
             "predictions": str(self.predictions_path),
             **self.extra,
         }
