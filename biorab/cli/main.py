@@ -75,7 +75,10 @@ def main() -> None:
     except KeyboardInterrupt:  # raised outside typer's handler (e.g. while a command tears down)
         status = exit_codes.INTERRUPTED
     except BioRABError as e:
-        _fail(f"error: {e}", exit_codes.USAGE_OR_INPUT)
+        from biorab.runner.run_lock import RunLockedError
+
+        locked = isinstance(e, RunLockedError)
+        _fail(f"error: {e}", exit_codes.LOCKED if locked else exit_codes.USAGE_OR_INPUT)
     except OSError as e:
         from biorab.cli.os_errors import describe_os_error
 

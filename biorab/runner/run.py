@@ -23,6 +23,7 @@ from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
 from biorab.runner.report import render_report
+from biorab.runner.run_lock import run_lock
 from biorab.runner.scoring import CellResult, score_cell, write_summary
 from biorab.runner.stores import default_store_paths
 
@@ -45,7 +46,8 @@ def new_attempt_id() -> str:
 
 
 def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
-    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config."""
+    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config (the caller
+    holds the run dir's lock, `biorab.runner.run_lock`)."""
     run_dir = config.run_dir()
     if not resume:
         shutil.rmtree(run_dir / "cells", ignore_errors=True)
@@ -75,6 +77,17 @@ def run_experiment(
         backend: an already built backend for the in-process runner (tests, Serve).
         track: log to MLflow (default: ``config.tracking.enabled``).
     """
+    run_dir = config.run_dir()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        return _run_locked(config, resume=resume, use_ray=use_ray, progress=progress, backend=backend,
+                           track=track)
+
+
+def _run_locked(
+    config: ExperimentConfig, *, resume: bool, use_ray: bool, progress: ProgressFn | None, backend: Any,
+    track: bool | None,
+) -> RunResult:
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
     slices = plan_run(config, cells_dir)
