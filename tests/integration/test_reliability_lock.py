@@ -32,8 +32,8 @@ def test_second_concurrent_run_refuses_naming_the_holder(tmp_path: Path, data_di
     first = start("run", str(cfg), "--no-ray", cache=tmp_path / "cache")
     wait_for_shard(first, run_dir)
     second = biorab("run", str(cfg), "--no-ray", cache=tmp_path / "cache2", timeout=60)
-    assert first.poll() is None, "the first run ended before the second started"
     assert second.returncode == 4, second.stderr
+    assert first.poll() is None, "the first run ended before the second was refused"
     line = second.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: {run_dir / '.biorab.lock'}: another run is using {run_dir}")
     assert f"(pid {first.pid} on host {socket.gethostname()}, started 20" in line
