@@ -44,6 +44,20 @@ def run(
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    _exit_if_incomplete(result)
+
+
+def _exit_if_incomplete(result: Any) -> None:
+    """Failed rows make a run incomplete: its numbers are not scores, and the status says so (3)."""
+    from biorab.cli.exit_codes import INCOMPLETE
+
+    cells = [c for c in result.cells if c.incomplete]
+    if cells:
+        failed = sum(c.generation_failures for c in cells)
+        typer.secho(f"incomplete: {failed} row(s) failed in {len(cells)} cell(s); their metrics are not "
+                    "scores (not logged to MLflow); run the same command again to retry the failed rows",
+                    fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(INCOMPLETE)
 
 
 class _progress:
@@ -98,6 +112,7 @@ def _table(result: Any) -> Any:
         names = [name] + [m for m in AWARENESS_METRICS if m in cell.metrics]
         for metric in names:
             value = metric_cell(cell.metrics[metric]) if metric in cell.metrics else "n/a"
+            value = f"incomplete: {value}" if cell.incomplete else value
             table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
                           str(cell.parse_failures), str(cell.generation_failures))
     return table

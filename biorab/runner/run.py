@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from biorab.atomic_files import write_text_atomic
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
 from biorab.paths import cache_dir
@@ -104,7 +105,7 @@ def _run_locked(
     write_summary(results, stats.to_json(), run_dir, drugmech=dm_report)
     report = run_dir / "report.md"
     text = render_report(config.name, results, stats.to_json(), config.backend.name)
-    report.write_text(text + (render_drugmech_section(dm_report) if dm_report else ""), "utf-8")
+    write_text_atomic(report, text + (render_drugmech_section(dm_report) if dm_report else ""))
     tracked = config.tracking.enabled if track is None else track
     uri = _track(config, results, run_dir, report) if tracked else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)

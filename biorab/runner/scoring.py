@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorab.atomic_files import atomic_path, write_text_atomic
 from biorab.errors import BioRABError
 from biorab.labels import LABELS
 from biorab.records import Example
@@ -77,8 +78,8 @@ def score_cell(
 
     rows = final_rows(plan, examples, cells_dir)
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(to_table(rows), path)
+    with atomic_path(path) as tmp:
+        pq.write_table(to_table(rows), tmp)
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
     report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed,
@@ -90,7 +91,9 @@ def score_cell(
         metrics.update(awareness["metrics"])
         extra["awareness_counts"] = awareness["counts"]
     failures = sum(row_error(r) is not None for r in rows)
-    return CellResult(plan, payload["n"], metrics, payload["parse_failures"], failures, path, extra)
+    # A failed generation is reported as a failure, not also as an unparsable answer.
+    unparsed = sum(not p.ok for r, p in zip(rows, preds, strict=True) if r["gen_error"] is None)
+    return CellResult(plan, payload["n"], metrics, unparsed, failures, path, extra)
 
 
 def score_awareness(
@@ -128,5 +131,6 @@ def write_summary(
     payload: dict[str, Any] = {"cells": [r.to_json() for r in results], "execution": stats}
     if drugmech is not None:
         payload["drugmech"] = drugmech
-    path.write_text(json.dumps(payload, indent=2))
+    payload["complete"] = not any(r.incomplete for r in results)
+    write_text_atomic(path, json.dumps(payload, indent=2))
     return path
