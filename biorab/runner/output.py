@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,18 +60,27 @@ def read_all_rows(cell_dir: Path) -> list[dict[str, Any]]:
     return from_table(pa.concat_tables(tables)) if tables else []
 
 
-def latest_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """One row per instance id: a successful row beats a failed one; among equals the latest written."""
+def latest_rows(
+    rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], str] = lambda r: r["id"]
+) -> dict[str, dict[str, Any]]:
+    """One row per instance (`key`: its id, or its content key): a successful row beats a failed one;
+    among equals the latest written."""
     best: dict[str, dict[str, Any]] = {}
     for row in rows:
-        old = best.get(row["id"])
+        k = key(row)
+        old = best.get(k)
         if old is None or _rank(row) >= _rank(old):
-            best[row["id"]] = row
+            best[k] = row
     return best
 
 
 def _rank(row: dict[str, Any]) -> tuple[bool, float]:
     return (row_error(row) is None, row["written_at"] or 0.0)
+
+
+def done_keys(cell_dir: Path, key: Callable[[dict[str, Any]], str]) -> set[str]:
+    """Keys (see `biorab.runner.instance_key`) of the instances with a successful row in the cell."""
+    return {key(r) for r in read_all_rows(cell_dir) if row_error(r) is None}
 
 
 def done_ids(cell_dir: Path) -> set[str]:

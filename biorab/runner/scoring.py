@@ -12,6 +12,7 @@ from biorab.atomic_files import atomic_path, write_text_atomic
 from biorab.errors import BioRABError
 from biorab.labels import LABELS
 from biorab.records import Example
+from biorab.runner.instance_key import current_row, example_key, instance_key
 from biorab.runner.output import latest_rows, read_all_rows
 from biorab.runner.plan import CellPlan
 from biorab.runner.rows import row_error, row_prediction, to_table
@@ -59,12 +60,13 @@ class CellResult:
 
 def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
     """One row per instance of the slice, in slice order; an instance without any row is an error."""
-    best = latest_rows(read_all_rows(cells_dir / plan.cell_id))
-    missing = [ex.id for ex in examples if ex.id not in best]
+    best = latest_rows(read_all_rows(cells_dir / plan.cell_id), key=instance_key)
+    keys = [example_key(ex) for ex in examples]
+    missing = [ex.id for ex, k in zip(examples, keys, strict=True) if k not in best]
     if missing:
         raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "
                           f"(first: {missing[0]}); run again with --resume to compute them")
-    return [best[ex.id] for ex in examples]
+    return [current_row(best[k], ex, i) for i, (ex, k) in enumerate(zip(examples, keys, strict=True))]
 
 
 def score_cell(
