@@ -35,9 +35,11 @@ def validate(
     skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the split check on disk")] = False,
 ) -> None:
     """Check an experiment config (keys, names, component params, splits) and list its cells."""
+    from biorab.runner.preflight import preflight
     from biorab.runner.validate import load_experiment
 
     cfg = load_experiment(config, check_data=not skip_data)
+    preflight(cfg, path=config, check_data=not skip_data)  # the same checks `biorab run` makes first
     cells = cfg.cells()
     typer.echo(f"ok: {config} defines {len(cells)} cell(s); outputs go to {cfg.run_dir()}")
     for cell in cells:

@@ -20,11 +20,13 @@ def run(
     from rich.console import Console
 
     from biorab.runner import run_experiment
+    from biorab.runner.preflight import preflight
     from biorab.runner.validate import load_experiment
 
     cfg = load_experiment(config).with_limit(limit)
     if output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
+    preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
     err = Console(stderr=True)
     with _progress(err) as bar:
         result = run_experiment(cfg, resume=resume, use_ray=not no_ray, progress=bar)

@@ -111,7 +111,7 @@ class OpenAIBackend:
             return "EMPTY"
         raise ConfigError(
             f"${self.params.api_key_env} is not set; export the API key for {self.params.base_url}",
-            key="api_key_env",
+            key="backend.params.api_key_env",
         )
 
     @property

@@ -8,7 +8,9 @@ generation's row is kept as history and superseded by the retry's row).
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -38,11 +40,30 @@ def _write_one(cell_dir: Path, rows: list[dict[str, Any]], attempt: str) -> Path
     digest = stable_digest(sorted(r["id"] for r in rows))[:16]
     final = cell_dir / f"part-{attempt}-{digest}.parquet"
     tmp = cell_dir / f".tmp-{uuid.uuid4().hex}.parquet"
-    pq.write_table(to_table(rows), tmp)
-    with open(tmp, "rb") as f:  # make the bytes durable before the rename publishes them
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
+    try:
+        pq.write_table(to_table(rows), tmp)
+        with open(tmp, "rb") as f:  # make the bytes durable before the rename publishes them
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)  # give back the space of a half-written shard
+        raise with_filename(e, final) from e
     return final
+
+
+def with_filename(e: OSError, path: Path) -> OSError:
+    """`e` with the file it concerns (Arrow's write errors name none, and carry the errno in the text).
+
+    >>> str(with_filename(OSError("Error writing bytes. Detail: [errno 28] No space left"), Path("/r/x")))
+    "[Errno 28] No space left on device: '/r/x'"
+    """
+    if e.filename is not None:
+        return e
+    found = re.search(r"\[errno (\d+)\]", str(e), re.IGNORECASE)
+    code = e.errno or (int(found.group(1)) if found else None)
+    if code is None:
+        return OSError(errno.EIO, str(e), str(path))
+    return OSError(code, os.strerror(code), str(path))
 
 
 def shard_files(cell_dir: Path) -> list[Path]:

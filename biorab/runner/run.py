@@ -23,6 +23,7 @@ from biorab.runner.drugmech_scoring import render_drugmech_section, score_drugme
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
+from biorab.runner.preflight import check_output_dir
 from biorab.runner.report import render_report
 from biorab.runner.run_lock import run_lock
 from biorab.runner.scoring import CellResult, score_cell, write_summary
@@ -78,6 +79,7 @@ def run_experiment(
         backend: an already built backend for the in-process runner (tests, Serve).
         track: log to MLflow (default: ``config.tracking.enabled``).
     """
+    check_output_dir(config)
     run_dir = config.run_dir()
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
