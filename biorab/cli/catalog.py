@@ -32,7 +32,8 @@ def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
 
 def validate(
     config: Annotated[Path, typer.Argument(help="experiment YAML")],
-    skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the split check on disk")] = False,
+    skip_data: Annotated[bool, typer.Option("--skip-data/--check-data", metavar="",
+        help="skip the split check on disk")] = False,
 ) -> None:
     """Check an experiment config (keys, names, component params, splits) and list its cells."""
     from biorab.runner.preflight import preflight

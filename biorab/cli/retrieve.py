@@ -48,8 +48,7 @@ def retrieve(
     k: Annotated[int, typer.Option("--k", help="Hits per query.")] = 1,
     keep_ties: Annotated[
         bool,
-        typer.Option(
-            "--keep-ties/--no-keep-ties",
+        typer.Option("--keep-ties/--no-keep-ties", metavar="",
             help="Keep items tied with the k-th score (paper default: top-1 + ties).",
         ),
     ] = False,
@@ -58,7 +57,7 @@ def retrieve(
     ] = None,
     split: Annotated[str, typer.Option("--split", help="Split whose inputs are the queries.")] = "test",
     seed: Seed = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="", help="Print JSON.")] = False,
     evaluate: Annotated[
         bool,
         typer.Option(

@@ -12,8 +12,10 @@ import typer
 def run(
     config: Annotated[Path, typer.Argument(help="experiment YAML (see jobs/smoke.yaml)")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
-    resume: Annotated[bool, typer.Option("--resume/--fresh", help="keep rows on disk, or start over")] = True,
-    no_ray: Annotated[bool, typer.Option("--no-ray", help="run the same stages in-process")] = False,
+    resume: Annotated[bool, typer.Option("--resume/--fresh", metavar="",
+        help="keep rows on disk, or start over")] = True,
+    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
+        help="run the same stages in-process")] = False,
     output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir")] = None,
 ) -> None:
     """Run every (dataset × retrieval setting) cell of CONFIG, score it with CIs and track it in MLflow."""
