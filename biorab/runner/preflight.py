@@ -70,7 +70,7 @@ def check_data_files(config: ExperimentConfig, *, path: str | Path | None = None
         if not source.exists():
             raise ConfigError(f"{source} not found (the data folder of {spec.name!r}); set data_dir in the "
                               "config or $BIORAB_DATA_DIR to the staged data", key="data_dir", path=path)
-        if not dataset.load(spec.split):
+        if next(iter(dataset.rows(spec.split)), None) is None:  # reads one row, not the whole split
             raise ConfigError(f"{source}: split {spec.split!r} of {spec.name!r} has no examples; nothing to "
                               "evaluate", key=f"datasets.{i}.split", path=path)
 
