@@ -11,7 +11,7 @@ from biorab.runner.output import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 from tests.support.small_fs import fill, read_only_dir, small_fs
 
-SLOW = {"backend": {"name": "fake", "params": {"mode": "choice", "delay_s": 0.4}}}
+SLOW = {"backend": {"name": "fake", "params": {"mode": "choice", "delay_s": 1.5}}}
 
 
 def last_line(text: str) -> str:

@@ -17,7 +17,7 @@ from tests.support.cli_runs import biorab, shard_count, start, write_config
 @pytest.mark.timeout(240)
 def test_sigint_exits_130_with_resume_message_then_resumes(tmp_path: Path, data_dir: Path) -> None:
     cfg = write_config(tmp_path, data_dir, backend={"name": "fake", "params": {"mode": "choice",
-                                                                                "delay_s": 0.5}})
+                                                                                "delay_s": 1.5}})
     run_dir = tmp_path / "runs" / "rel"
     proc = start("run", str(cfg), "--no-ray", cache=tmp_path / "cache")
     deadline = time.monotonic() + 120

@@ -39,8 +39,9 @@ def test_trickling_server_is_cut_at_timeout_s(server: FaultServer) -> None:
     elapsed = time.monotonic() - start
     backend.close()
     assert [g.error for g in gens] == ["failed after 2 attempt(s): timeout after 1.0 s"] * 8
-    # 8 prompts × 2 attempts of 1 s over 4 connections = 4 s, plus backoff and scheduling slack
-    assert 3.9 <= elapsed < 7.0, elapsed
+    # 8 prompts × 2 attempts of 1 s over 4 connections = 4 s, plus backoff and slack for a loaded machine
+    # (unbounded, each attempt would take ~25 s)
+    assert 3.9 <= elapsed < 12.0, elapsed
 
 
 def test_trickle_then_success_keeps_the_row(server: FaultServer) -> None:
@@ -51,7 +52,7 @@ def test_trickle_then_success_keeps_the_row(server: FaultServer) -> None:
     assert (gen.text, gen.error, server.attempts("prompt 0")) == ("re: prompt 0", None, 2)
 
 
-@pytest.mark.parametrize(("ceiling", "low", "high"), [(None, 1.0, 1.4), (0.3, 0.3, 0.6)])
+@pytest.mark.parametrize(("ceiling", "low", "high"), [(None, 1.0, 2.5), (0.3, 0.3, 0.95)])
 def test_retry_after_is_honoured_up_to_its_ceiling(
     server: FaultServer, ceiling: float | None, low: float, high: float
 ) -> None:
@@ -76,7 +77,7 @@ def test_exponential_backoff_timing(server: FaultServer) -> None:
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert gen.error is None and len(gaps) == 3
     for gap, cap in zip(gaps, (0.2, 0.3, 0.3), strict=True):
-        assert 0 <= gap < cap + 0.15, gaps
+        assert 0 <= gap < cap + 0.4, gaps  # slack for a loaded machine
 
 
 def test_concurrency_limit_is_never_exceeded(server: FaultServer) -> None:
@@ -88,4 +89,4 @@ def test_concurrency_limit_is_never_exceeded(server: FaultServer) -> None:
     backend.close()
     assert all(g.error is None for g in gens)
     assert server.max_in_flight == 3
-    assert 0.8 <= elapsed < 2.0, elapsed  # 12 requests / 3 at a time × 0.2 s
+    assert 0.8 <= elapsed < 4.0, elapsed  # 12 requests / 3 at a time × 0.2 s (+ slack)
