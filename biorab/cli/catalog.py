@@ -32,14 +32,17 @@ def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
 
 def validate(
     config: Annotated[Path, typer.Argument(help="experiment YAML")],
-    skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the data checks on disk")] = False,
+    skip_data: Annotated[bool, typer.Option("--skip-data/--check-data", metavar="",
+        help="skip the data checks on disk")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides the "
                                                   "config's data_dir)")] = None,
 ) -> None:
     """Check an experiment config (keys, names, component params, splits, data files) and list its cells."""
+    from biorab.runner.preflight import preflight
     from biorab.runner.validate import load_experiment
 
     cfg = load_experiment(config, check_data=not skip_data, data_dir=data_dir)
+    preflight(cfg, path=config, check_data=not skip_data)  # the same checks `biorab run` makes first
     cells = cfg.cells()
     typer.echo(f"ok: {config} defines {len(cells)} cell(s); outputs go to {cfg.run_dir()}")
     for cell in cells:

@@ -45,7 +45,7 @@ def stats(
         list[Path] | None,
         typer.Option("--file", "-f", help="Also report node-type mixes of this query file (repeatable)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="", help="Print JSON.")] = False,
 ) -> None:
     """Reference counts of DrugMechDB (MoAs, pairs, drugs, diseases, simulatable, valid, editable links,
     Add-Link targets).
@@ -99,8 +99,8 @@ def generate(
     mix: Annotated[str, typer.Option(
         "--mix", help="Delete/change positives: release (stratified to the paper's target-type mix), "
         "pool (like the pool) or uniform.")] = "release",
-    keep_known_pairs: Annotated[bool, typer.Option(
-        "--keep-known-pairs", help="Add-Link: allow source drug / target disease pairs with a MoA.")] = False,
+    keep_known_pairs: Annotated[bool, typer.Option("--keep-known-pairs/--no-keep-known-pairs", metavar="",
+        help="Add-Link: allow source drug / target disease pairs with a MoA.")] = False,
     negatives: Annotated[str, typer.Option("--negatives", help="factuals_neg source: release, primekg "
                                            "or drugmechdb.")] = "release",
     primekg: Annotated[Path | None, typer.Option("--primekg", help="PrimeKG kg.csv (for --negatives "

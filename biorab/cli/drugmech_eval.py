@@ -236,7 +236,8 @@ def score(
     matcher: Annotated[
         str, typer.Option(help="Node-name matcher of the graph scores: tfidf (the original) or rapidfuzz.")
     ] = "tfidf",
-    json_out: Annotated[bool, typer.Option("--json", help="Print {rows, accuracy} as JSON.")] = False,
+    json_out: Annotated[bool, typer.Option("--json/--no-json", metavar="",
+        help="Print {rows, accuracy} as JSON.")] = False,
     release_dir: Annotated[Path | None, typer.Option(help=_RELEASE_HELP)] = None,
     drugmechdb_dir: Annotated[Path | None, typer.Option(help=_DMDB_HELP)] = None,
     n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples for grouped CIs.")] = 9999,

@@ -14,13 +14,15 @@ import typer
 def run(
     config: Annotated[Path, typer.Argument(help="experiment YAML (see jobs/smoke.yaml)")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
-    resume: Annotated[bool, typer.Option("--resume/--fresh", help="keep rows on disk, or start over")] = True,
-    no_ray: Annotated[bool, typer.Option("--no-ray", help="run the same stages in-process")] = False,
+    resume: Annotated[bool, typer.Option("--resume/--fresh", metavar="",
+        help="keep rows on disk, or start over")] = True,
+    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
+        help="run the same stages in-process")] = False,
     output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides data_dir)")]
     = None,
-    no_fetch: Annotated[bool, typer.Option("--no-fetch", help="fail instead of fetching missing data")]
-    = False,
+    no_fetch: Annotated[bool, typer.Option("--no-fetch/--fetch", metavar="",
+        help="fail instead of fetching missing data")] = False,
     backend: Annotated[str | None, typer.Option("--backend", help="replace the config's backend by this one "
                                                 "with default params (e.g. fake: the plumbing, no model)")]
     = None,
@@ -33,11 +35,13 @@ def run(
     from rich.console import Console
 
     from biorab.runner import run_experiment
+    from biorab.runner.preflight import preflight
 
     err = Console(stderr=True)
     cfg = _load(config, data_dir=data_dir, fetch=not no_fetch, backend=backend, err=err).with_limit(limit)
     if output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
+    preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
     with _progress(err) if err.is_terminal else _ProgressLines() as bar:
         result = run_experiment(cfg, resume=resume, use_ray=not no_ray, progress=bar)
     if result.total_pending == 0:
@@ -56,6 +60,20 @@ def run(
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    _exit_if_incomplete(result)
+
+
+def _exit_if_incomplete(result: Any) -> None:
+    """Failed rows make a run incomplete: its numbers are not scores, and the status says so (3)."""
+    from biorab.cli.exit_codes import INCOMPLETE
+
+    cells = [c for c in result.cells if c.incomplete]
+    if cells:
+        failed = sum(c.generation_failures for c in cells)
+        typer.secho(f"incomplete: {failed} row(s) failed in {len(cells)} cell(s); their metrics are not "
+                    "scores (not logged to MLflow); run the same command again to retry the failed rows",
+                    fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(INCOMPLETE)
 
 
 def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | None, err: Any) -> Any:
@@ -178,6 +196,7 @@ def _table(result: Any) -> Any:
         names = [name] + [m for m in AWARENESS_METRICS if m in cell.metrics]
         for metric in names:
             value = metric_cell(cell.metrics[metric]) if metric in cell.metrics else "n/a"
+            value = f"incomplete: {value}" if cell.incomplete else value
             table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
                           str(cell.parse_failures), str(cell.generation_failures))
     return table

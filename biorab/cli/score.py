@@ -29,7 +29,8 @@ DatasetOption = Annotated[
 LabelsOption = Annotated[
     str | None, typer.Option("--labels", help="Comma-separated label set (default: the sorted gold labels).")
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JsonOption = Annotated[bool, typer.Option("--json/--no-json", metavar="",
+    help="Print JSON instead of a table.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 NBootOption = Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap resamples (0: no intervals).")]
 

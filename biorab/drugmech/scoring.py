@@ -19,7 +19,7 @@ from biorab.drugmech.addlink import AddLinkCandidate, Target, compose_moa
 from biorab.drugmech.matching import NODE_MATCHERS, match_graphs
 from biorab.drugmech.moa import MoA, capitalize_words
 from biorab.drugmech.parsing_moa import parse_moa_answer
-from biorab.drugmech.parsing_options import ROBUST, parse_option
+from biorab.drugmech.parsing_options import ROBUST, STRICT_ORIGINAL, parse_option
 from biorab.drugmech.parsing_yesno import decide_yes_no
 from biorab.drugmech.prompts_common import MoaLookup, lookup_moa
 from biorab.drugmech.prompts_factual import ANONYMIZED, NAMED, factual_prompt_nodes
@@ -104,11 +104,16 @@ def _score_graph_answer(
     matcher: str,
 ) -> SampleScore:
     answer = parse_moa_answer(text, drug_name=drug, disease_name=disease, anonymized=anonymized, mode=parser)
-    interior = reduced = None
+    interior: float | None = None
+    reduced: float | None = None
     if reference is not None and answer.moa is not None:
         moa, ref_nodes = reference()
         match = match_graphs(moa, answer.moa, prompt_ref_nodes=ref_nodes, matcher=matcher)
         interior, reduced = match.interior_node_match, match.reduced_edge_match
+    elif reference is not None and parser == STRICT_ORIGINAL:
+        # Spec §10.2: the original matched an empty candidate graph, so no node maps ("|mapped| <= 1:
+        # edge scores 0") and the interior score is undefined (no root or sink). Robust leaves both unset.
+        reduced = 0.0
     return SampleScore(answer.parsed, None, answer.yes_no, interior, reduced, answer.yes_no == "YES", None)
 
 

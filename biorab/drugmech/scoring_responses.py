@@ -25,6 +25,7 @@ from biorab.drugmech.prompts_factual import DISEASE_MODES, NAMED
 from biorab.drugmech.queryfiles import RELEASE_FILES, QueryFile, load_query_file, load_release_file
 from biorab.drugmech.scoring import SampleScore, incomplete_score, score_answer
 from biorab.errors import DataError
+from biorab.file_sniffing import json_error_text
 
 REQUIRED_KEYS = ("query_file", "index", "response")
 OPTIONAL_KEYS = ("world", "mode", "run", "finish_reason")
@@ -101,7 +102,7 @@ def _parse_line(raw: bytes, path: Path, line: int) -> Response:
     except UnicodeDecodeError as e:
         raise DataError(f"not valid UTF-8 ({e.reason} at byte {e.start})", path=path, line=line) from e
     except json.JSONDecodeError as e:
-        raise DataError(f"not valid JSON: {e.msg}", path=path, line=line) from e
+        raise DataError(f"not valid JSON: {json_error_text(e)}", path=path, line=line) from e
     if not isinstance(obj, dict):
         raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line)
     unknown = sorted(set(obj) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
@@ -147,7 +148,10 @@ def read_responses(path: str | Path) -> list[Response]:
         data = path.read_bytes()
     except FileNotFoundError as e:
         raise DataError("responses file not found", path=path) from e
-    return [_parse_line(raw, path, i) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+    rows = [_parse_line(raw, path, i) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+    if not rows:
+        raise DataError("no responses: the file is empty", path=path)
+    return rows
 
 
 def resolve_query_file(name: str, *, base: Path, release_dir: str | Path | None = None) -> QueryFile:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.errors import DataError
+from biorab.file_sniffing import is_parquet, json_error_text
 from biorab.records import TASK_NAMES
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "gold", "generation")
@@ -48,6 +49,10 @@ def read_score_rows(path: str | Path, *, task: str) -> list[ScoreRow]:
     first_line: dict[str, int] = {}
     # A UTF-8 byte-order mark (written by some editors and spreadsheet exports) is not part of row 1.
     data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
+    if is_parquet(data):
+        raise DataError("a Parquet file, not JSON lines: `score` reads one {\"id\", \"task\", \"gold\", "
+                        "\"generation\"} object per line (a run's predictions/*.parquet are already scored "
+                        "in its summary.json)", path=path)
     for number, raw in enumerate(data.split(b"\n"), start=1):
         text = _decode(raw, path, number)
         if not text.strip():
@@ -78,7 +83,7 @@ def _json_object(text: str, path: Path, line: int) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError(f"not valid JSON: {e.msg} (column {e.colno})", path=path, line=line) from e
+        raise DataError(f"not valid JSON: {json_error_text(e)}", path=path, line=line) from e
     if not isinstance(value, dict):
         raise DataError(f"expected a JSON object, got {type(value).__name__}", path=path, line=line)
     return value

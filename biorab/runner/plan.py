@@ -15,7 +15,8 @@ from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
 from biorab.experiment_drugmech import DrugMechCellInfo
 from biorab.ral import dataset_labels
 from biorab.records import Example
-from biorab.runner.output import done_ids
+from biorab.runner.instance_key import example_key, instance_key
+from biorab.runner.output import done_keys
 from biorab.runner.rows import example_row
 
 
@@ -87,7 +88,8 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
 
 
 def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
-    """Every cell with its slice and its pending rows (instances without a successful row on disk).
+    """Every cell with its slice and its pending rows (instances without a successful row on disk whose
+    content is the current example's, `biorab.runner.instance_key`).
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """
@@ -99,7 +101,8 @@ def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
             loaded[spec] = load_slice(cell, config.data_dir)
         examples = loaded[spec]
         plan = make_plan(cell, examples)
-        done = done_ids(cells_dir / plan.cell_id)
-        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples) if ex.id not in done]
+        done = done_keys(cells_dir / plan.cell_id, instance_key)  # by content: edited data is recomputed
+        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples)
+                   if example_key(ex) not in done]
         slices.append(CellSlice(plan, examples, pending))
     return slices

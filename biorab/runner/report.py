@@ -33,7 +33,9 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
     ]
     for r in results:
         for metric, value in r.metrics.items():
-            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {metric} | {metric_cell(value)} | "
+            shown = metric_cell(value)
+            shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
+            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {metric} | {shown} | "
                          f"{r.parse_failures} | {r.generation_failures} |")
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from biorab.atomic_files import write_text_atomic
 from biorab.caches import default_store_paths
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
@@ -23,7 +24,9 @@ from biorab.runner.drugmech_scoring import render_drugmech_section, score_drugme
 from biorab.runner.execution import ExecutionStats, ProgressFn
 from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
+from biorab.runner.preflight import check_output_dir
 from biorab.runner.report import render_report
+from biorab.runner.run_lock import run_lock
 from biorab.runner.scoring import CellResult, score_cell, write_summary
 
 
@@ -45,7 +48,8 @@ def new_attempt_id() -> str:
 
 
 def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
-    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config."""
+    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config (the caller
+    holds the run dir's lock, `biorab.runner.run_lock`)."""
     run_dir = config.run_dir()
     if not resume:
         shutil.rmtree(run_dir / "cells", ignore_errors=True)
@@ -75,6 +79,18 @@ def run_experiment(
         backend: an already built backend for the in-process runner (tests, Serve).
         track: log to MLflow (default: ``config.tracking.enabled``).
     """
+    check_output_dir(config)
+    run_dir = config.run_dir()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        return _run_locked(config, resume=resume, use_ray=use_ray, progress=progress, backend=backend,
+                           track=track)
+
+
+def _run_locked(
+    config: ExperimentConfig, *, resume: bool, use_ray: bool, progress: ProgressFn | None, backend: Any,
+    track: bool | None,
+) -> RunResult:
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
     slices = plan_run(config, cells_dir)
@@ -91,7 +107,7 @@ def run_experiment(
     write_summary(results, stats.to_json(), run_dir, drugmech=dm_report)
     report = run_dir / "report.md"
     text = render_report(config.name, results, stats.to_json(), config.backend.name)
-    report.write_text(text + (render_drugmech_section(dm_report) if dm_report else ""), "utf-8")
+    write_text_atomic(report, text + (render_drugmech_section(dm_report) if dm_report else ""))
     tracked = config.tracking.enabled if track is None else track
     uri = _track(config, results, run_dir, report) if tracked else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)

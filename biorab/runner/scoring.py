@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorab.atomic_files import atomic_path, write_text_atomic
 from biorab.errors import BioRABError
 from biorab.labels import LABELS
 from biorab.records import Example
+from biorab.runner.instance_key import current_row, example_key, instance_key
 from biorab.runner.output import latest_rows, read_all_rows
 from biorab.runner.plan import CellPlan
 from biorab.runner.rows import row_error, row_prediction, to_table
@@ -31,6 +33,12 @@ class CellResult:
     predictions_path: Path
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def incomplete(self) -> bool:
+        """Some rows failed (their generation errored): the metrics are over a partial cell, not a score;
+        the next run retries those rows."""
+        return self.generation_failures > 0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "cell_id": self.plan.cell_id,
@@ -44,6 +52,7 @@ class CellResult:
             "metrics": self.metrics,
             "parse_failures": self.parse_failures,
             "generation_failures": self.generation_failures,
+            "incomplete": self.incomplete,
             "predictions": str(self.predictions_path),
             **self.extra,
         }
@@ -51,12 +60,13 @@ class CellResult:
 
 def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
     """One row per instance of the slice, in slice order; an instance without any row is an error."""
-    best = latest_rows(read_all_rows(cells_dir / plan.cell_id))
-    missing = [ex.id for ex in examples if ex.id not in best]
+    best = latest_rows(read_all_rows(cells_dir / plan.cell_id), key=instance_key)
+    keys = [example_key(ex) for ex in examples]
+    missing = [ex.id for ex, k in zip(examples, keys, strict=True) if k not in best]
     if missing:
         raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "
                           f"(first: {missing[0]}); run again with --resume to compute them")
-    return [best[ex.id] for ex in examples]
+    return [current_row(best[k], ex, i) for i, (ex, k) in enumerate(zip(examples, keys, strict=True))]
 
 
 def score_cell(
@@ -70,8 +80,8 @@ def score_cell(
 
     rows = final_rows(plan, examples, cells_dir)
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(to_table(rows), path)
+    with atomic_path(path) as tmp:
+        pq.write_table(to_table(rows), tmp)
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
     report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed,
@@ -83,7 +93,9 @@ def score_cell(
         metrics.update(awareness["metrics"])
         extra["awareness_counts"] = awareness["counts"]
     failures = sum(row_error(r) is not None for r in rows)
-    return CellResult(plan, payload["n"], metrics, payload["parse_failures"], failures, path, extra)
+    # A failed generation is reported as a failure, not also as an unparsable answer.
+    unparsed = sum(not p.ok for r, p in zip(rows, preds, strict=True) if r["gen_error"] is None)
+    return CellResult(plan, payload["n"], metrics, unparsed, failures, path, extra)
 
 
 def score_awareness(
@@ -121,5 +133,6 @@ def write_summary(
     payload: dict[str, Any] = {"cells": [r.to_json() for r in results], "execution": stats}
     if drugmech is not None:
         payload["drugmech"] = drugmech
-    path.write_text(json.dumps(payload, indent=2))
+    payload["complete"] = not any(r.incomplete for r in results)
+    write_text_atomic(path, json.dumps(payload, indent=2))
     return path
