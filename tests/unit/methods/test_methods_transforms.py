@@ -119,8 +119,9 @@ def test_prompts_quote_the_paper(data_dir: Path) -> None:
     source, _ = corpus_of(data_dir, "ade_corpus_v2", 2, "counterfactual", 0.5)
     prompt = method_prompts("detect_correct", source)[0]
     assert prompt.example_id == ADE + "0/detect"
-    assert ("This is a text classification task. Please determine whether the label assigned to the input "
-            "sentence is correct. If the label is incorrect, please provide the correct label.") in prompt.text
+    quoted = ("This is a text classification task. Please determine whether the label assigned to the input "
+              "sentence is correct. If the label is incorrect, please provide the correct label.")
+    assert quoted in prompt.text
     assert prompt.text.endswith(f"label: {source.items[0].value}\n\n### Response: \n")
     unlabeled, _ = corpus_of(data_dir, "ade_corpus_v2", 2, "unlabeled")
     label = method_prompts("llm_label", unlabeled)[0]
@@ -137,7 +138,8 @@ def test_method_must_fit_the_testbed(data_dir: Path) -> None:
 
 
 def test_stored_transform_round_trip_and_guard(data_dir: Path, tmp_path: Path) -> None:
-    corpus, truth, ledger = detect(data_dir, GenerationStore(tmp_path / "g.sqlite"), fake(DETECT_ANSWERS, "correct"))
+    store = GenerationStore(tmp_path / "g.sqlite")
+    corpus, truth, ledger = detect(data_dir, store, fake(DETECT_ANSWERS, "correct"))
     source, _ = corpus_of(data_dir, "ade_corpus_v2", 10, "counterfactual", 0.8)
     folder = write_transformed(tmp_path / "t", corpus, truth, ledger, {"source_digest": source.digest})
     assert sorted(p.name for p in folder.iterdir()) == [
