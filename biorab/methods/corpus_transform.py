@@ -122,6 +122,19 @@ def transform_corpus(
     return out, TransformLedger(method, ordered, cached)
 
 
+@dataclass(frozen=True)
+class LiveTransform:
+    """A `build_testbed_retriever` corpus hook that runs `method` with `generator` (`biorab.ral.build_ral`:
+    Serve and training builders; the runner uses the stored `biorab.methods.StoredTransform` instead)."""
+
+    method: str
+    generator: CachedGenerator
+    sampling: SamplingParams
+
+    def __call__(self, corpus: Corpus, ledger: Any) -> Corpus:
+        return transform_corpus(self.method, corpus, self.generator, self.sampling)[0]
+
+
 def transform_sampling(sampling: SamplingParams) -> SamplingParams:
     """The run's sampling with room for a verdict and no label scoring (the answer is free text)."""
     return sampling.model_copy(update={"max_tokens": max(sampling.max_tokens, MIN_MAX_TOKENS),
