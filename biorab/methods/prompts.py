@@ -49,6 +49,12 @@ DETECT_SUFFIX = "/detect"
 LABEL_SUFFIX = "/label"
 
 
+def _sentence(text: str) -> str:
+    """`text` ending in a full stop (some dataset instructions end without one), so the parts read apart."""
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def _task_name(template: Template) -> str:
     return TASK_NAMES.get(template.task, template.task.replace("_", " "))
 
@@ -56,7 +62,8 @@ def _task_name(template: Template) -> str:
 def detect_prompt(template: Template, item: CorpusItem) -> Prompt:
     """Ask whether `item`'s value is its key's correct label, and for the correct one if not."""
     instruction = " ".join(
-        [DETECT_INSTRUCTION.format(task=_task_name(template)), template.base_instruction(), DETECT_FORMAT]
+        [DETECT_INSTRUCTION.format(task=_task_name(template)), _sentence(template.base_instruction()),
+         DETECT_FORMAT]
     )
     context = f"sentence: {item.key}\nlabel: {item.value}"
     return Prompt(example_id=item.id + DETECT_SUFFIX, text=inference_prompt(instruction, context),
@@ -66,7 +73,7 @@ def detect_prompt(template: Template, item: CorpusItem) -> Prompt:
 def label_prompt(template: Template, item: CorpusItem) -> Prompt:
     """Ask for the label of an unlabeled `item`."""
     head = LABEL_INSTRUCTIONS.get(template.dataset) or LABEL_GENERIC.format(task=_task_name(template))
-    instruction = " ".join([head + ".", template.base_instruction(), LABEL_FORMAT])
+    instruction = " ".join([_sentence(head), _sentence(template.base_instruction()), LABEL_FORMAT])
     text = inference_prompt(instruction, f"sentence: {item.key}")
     return Prompt(example_id=item.id + LABEL_SUFFIX, text=text, stop=template.stop,
                   constraint=template.constraint())
