@@ -151,3 +151,32 @@ def test_stored_transform_round_trip_and_guard(data_dir: Path, tmp_path: Path) -
     other, _ = corpus_of(data_dir, "ade_corpus_v2", 10, "counterfactual", 0.2)
     with pytest.raises(DataError, match="transformed corpus was made from"):
         StoredTransform(str(folder))(other, truth)
+
+
+def test_detect_correct_on_triples(data_dir: Path) -> None:
+    # Counterfactual 50% of the first 6 ADE triples corrupts items 0 and 3 (relation) and 5 (tail).
+    source, truth = corpus_of(data_dir, "ade", 6, "counterfactual", 0.5)
+    assert [(e.item_id, e.how) for e in truth.entries] == [
+        ("ade/train/0", "relation"), ("ade/train/3", "relation"), ("ade/train/5", "tail")]
+    answers = {e.item_id + "/detect": f"incorrect: {e.original.upper()}" for e in truth.entries}
+    answers["ade/train/5/detect"] = "incorrect"  # flagged without a triple: stays corrupted
+    corpus, ledger = transform_corpus("detect_correct", source, CachedGenerator(fake(answers, "correct")),
+                                      SamplingParams())
+    assert corpus.items[0].value == "OLANZAPINE|effect|AGRANULOCYTOSIS"  # relation canonicalised
+    scores = score_transform(truth, ledger, n_boot=0)
+    # Case is ignored as the triple scorer ignores it: 2 of the 3 flagged corrupted items are fixed.
+    assert scores["detection_precision"].value == 1.0 and scores["detection_recall"].value == 1.0
+    assert scores["correction_accuracy"].value == pytest.approx(2 / 3)
+    assert scores["corpus_accuracy_after"].value == pytest.approx(5 / 6)
+
+
+def test_detect_correct_on_the_labeled_testbed(data_dir: Path) -> None:
+    source, truth = corpus_of(data_dir, "ade_corpus_v2", 10, "labeled")
+    _, ledger = transform_corpus("detect_correct", source, CachedGenerator(fake({}, "incorrect: 1")),
+                                 SamplingParams())
+    scores = score_transform(truth, ledger, n_boot=0)
+    # Nothing is corrupted: every flag is a false positive, recall is undefined; the 5 gold "0" items
+    # (items 1, 2, 7, 8, 9) are broken by the "correction" to "1".
+    assert scores["detection_precision"].value == 0.0 and scores["detection_recall"].value is None
+    assert scores["corpus_accuracy_before"].value == 1.0
+    assert scores["corpus_accuracy_after"].value == pytest.approx(0.5)
