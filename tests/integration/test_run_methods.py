@@ -86,3 +86,19 @@ def test_detect_correct_cell_and_cached_rerun(tmp_path: Path, data_dir: Path) ->
     assert [c.metrics for c in rerun.cells] == [c.metrics for c in result.cells]
     resumed = run_experiment(cfg, use_ray=False, backend=again)
     assert resumed.total_pending == 0 and again.prompts_seen == 0
+
+
+def test_build_ral_applies_the_method(data_dir: Path) -> None:
+    from biorab.experiment import RetrievalSpec
+    from biorab.generation.base import SamplingParams
+    from biorab.ral import build_ral
+
+    backend = FakeBackend(FakeBackend.Params(mode="map", answers=answers(data_dir), answer="correct"))
+    spec = RetrievalSpec(testbed="counterfactual", rate=0.8, method="detect_correct")
+    ral = build_ral(dataset="ade_corpus_v2", retrieval=spec, backend=backend, sampling=SamplingParams(),
+                    data_dir=str(data_dir))
+    labeled, _ = build_corpus("labeled", "ade_corpus_v2", seed=0, data_dir=data_dir)
+    assert ral.retriever is not None and ral.retriever.corpus_digest == labeled.digest
+    plain = build_ral(dataset="ade_corpus_v2", retrieval=spec.model_copy(update={"method": "none"}),
+                      backend=backend, sampling=SamplingParams(), data_dir=str(data_dir))
+    assert plain.retriever is not None and plain.retriever.corpus_digest != labeled.digest
