@@ -19,7 +19,7 @@ from biorab.generation.base import SamplingParams
 from biorab.methods.answers import read_label, read_verdict
 from biorab.methods.prompts import detect_prompt, label_prompt
 from biorab.ral.generator import CachedGenerator
-from biorab.records import CorpusItem, Prompt
+from biorab.records import CorpusItem, Generation, Prompt
 
 #: The corpus kinds each method applies to (Detect-and-Correct reviews labels; labeling needs none).
 METHODS: dict[str, tuple[str, ...]] = {
@@ -141,13 +141,18 @@ def transform_sampling(sampling: SamplingParams) -> SamplingParams:
                                        "score_labels": False})
 
 
-def _decider(method: str, task: str, labels: Sequence[str] | None) -> Callable[..., TransformEntry]:
-    def detect(item: CorpusItem, gen: Any, key: str) -> TransformEntry:
+Decide = Callable[[CorpusItem, Generation, str], TransformEntry]
+
+
+def _decider(method: str, task: str, labels: Sequence[str] | None) -> Decide:
+    """How one item's answer becomes its `TransformEntry` (a verdict, or a label)."""
+
+    def detect(item: CorpusItem, gen: Generation, key: str) -> TransformEntry:
         verdict = read_verdict(task, gen, labels)
         after = verdict.label if verdict.flagged and verdict.label is not None else item.value
         return TransformEntry(item.id, item.value, after, verdict.flagged, verdict.ok, key, gen.text)
 
-    def label(item: CorpusItem, gen: Any, key: str) -> TransformEntry:
+    def label(item: CorpusItem, gen: Generation, key: str) -> TransformEntry:
         found = None if gen.error is not None else read_label(task, gen.text, labels)
         return TransformEntry(item.id, item.value, found, found is not None, found is not None, key, gen.text)
 
