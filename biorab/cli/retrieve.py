@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
         help="Build and inspect retrieval corpora (the paper's testbeds).", no_args_is_help=True
     )
     corpus_app.command("build")(corpus_build)
+    from biorab.cli.methods import corpus_transform
+
+    corpus_app.command("transform")(corpus_transform)
     app.add_typer(corpus_app, name="corpus")
 
 

@@ -38,6 +38,9 @@ class CellPlan:
     # and parse, and are scored from disk by `biorab.runner.drugmech_scoring`), and the run's sampling seed.
     drugmech: DrugMechCellInfo | None = None
     sampling_seed: int | None = None
+    # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
+    # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
+    corpus_dir: str | None = None
 
     @property
     def retrieves(self) -> bool:
@@ -63,10 +66,17 @@ def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
 
 
 def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:
-    """The first `limit` examples of the cell's dataset split (all of them without a limit)."""
+    """The first `limit` examples of the cell's dataset split (all of them without a limit); with
+    `resample`, the seeded positive:negative subset of at most `limit` examples."""
     from biorab.datasets import load_dataset
 
     examples = load_dataset(cell.dataset.name, cell.dataset.split, data_dir=data_dir)
+    spec = cell.dataset.resample
+    if spec is not None:
+        from biorab.datasets.resample import positive_label, resample
+
+        return resample(examples, spec.parts, seed=spec.seed, limit=cell.dataset.limit,
+                        positive=positive_label(cell.dataset.name, spec.positive))
     return examples[: cell.dataset.limit] if cell.dataset.limit else examples
 
 
@@ -93,10 +103,11 @@ def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """
-    loaded: dict[tuple[str, str, int | None], list[Example]] = {}
+    loaded: dict[tuple[str, str, int | None, str], list[Example]] = {}
     slices = []
     for cell in config.cells():
-        spec = (cell.dataset.name, cell.dataset.split, cell.dataset.limit)
+        resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
+        spec = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample)
         if spec not in loaded:
             loaded[spec] = load_slice(cell, config.data_dir)
         examples = loaded[spec]

@@ -22,6 +22,7 @@ from biorab.paths import cache_dir
 from biorab.runner.drugmech_plan import plan_drugmech
 from biorab.runner.drugmech_scoring import render_drugmech_section, score_drugmech
 from biorab.runner.execution import ExecutionStats, ProgressFn
+from biorab.runner.extra_scoring import add_extra_results
 from biorab.runner.output import clean_temporaries
 from biorab.runner.plan import CellSlice, plan_run
 from biorab.runner.preflight import check_output_dir
@@ -97,11 +98,13 @@ def _run_locked(
     dm_slices = plan_drugmech(config, cells_dir)
     for s in slices + dm_slices:
         clean_temporaries(cells_dir / s.plan.cell_id)
+    methods = _prepare_methods(config, slices, backend)
     pending = [row for s in slices + dm_slices for row in s.pending]
     stats = _execute(config, slices + dm_slices, pending, cells_dir, use_ray=use_ray, progress=progress,
                      backend=backend)
     results = [score_cell(s.plan, s.examples, cells_dir, run_dir, n_boot=config.n_boot, seed=config.seed)
                for s in slices]
+    add_extra_results(results, slices, methods, config)
     dm_results, dm_report = score_drugmech(dm_slices, config.drugmech, cells_dir, run_dir)
     results += dm_results
     write_summary(results, stats.to_json(), run_dir, drugmech=dm_report)
@@ -111,6 +114,18 @@ def _run_locked(
     tracked = config.tracking.enabled if track is None else track
     uri = _track(config, results, run_dir, report) if tracked else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)
+
+
+def _prepare_methods(config: ExperimentConfig, slices: list[CellSlice], backend: Any) -> dict[str, Any]:
+    """Transform the corpora of cells with a corpus method (before the pipeline: the retrieval stage
+    indexes the transformed corpus); nothing to do, and no import, when no cell has one."""
+    if not any(s.plan.retrieval.method != "none" for s in slices):
+        return {}
+    from biorab.methods.apply import prepare_method_corpora
+
+    root = cache_dir()
+    return dict(prepare_method_corpora(config, slices, generations_store=default_store_paths(root)[1],
+                                       cache_root=root, backend=backend))
 
 
 def _execute(
