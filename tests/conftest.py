@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from biorab.drugmech.drugmechdb import DrugMechDB
+    from biorab.drugmech.graph.drugmechdb import DrugMechDB
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,7 +68,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 @pytest.fixture(scope="module")
 def drugmechdb(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
     """DrugMechDB loaded once per test module (its parse cache in the session temp dir, as above)."""
-    from biorab.drugmech.drugmechdb import load_drugmechdb  # networkx: only for the tests that use it
+    from biorab.drugmech.graph.drugmechdb import load_drugmechdb  # networkx: only for the tests that use it
 
     with pytest.MonkeyPatch.context() as mp:  # module scope cannot use the function-scoped `monkeypatch`
         mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))

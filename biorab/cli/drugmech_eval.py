@@ -26,7 +26,7 @@ def add_commands(group: typer.Typer) -> None:
 
 
 def _query_file(file: str, release_dir: Path | None) -> Any:
-    from biorab.drugmech.queryfiles import load_query_file, load_release_file
+    from biorab.drugmech.queries.query_files import load_query_file, load_release_file
 
     path = Path(file)
     if path.suffix == ".json" and path.is_file():
@@ -37,13 +37,13 @@ def _query_file(file: str, release_dir: Path | None) -> Any:
 def _primekg(path: Path | None) -> Any:
     if path is None:
         return None
-    from biorab.drugmech.primekg import load_primekg
+    from biorab.drugmech.graph.primekg import load_primekg
 
     return load_primekg(path)
 
 
 def _moas(drugmechdb_dir: Path | None) -> Any:
-    from biorab.drugmech.drugmechdb import load_drugmechdb
+    from biorab.drugmech.graph.drugmechdb import load_drugmechdb
 
     return load_drugmechdb(drugmechdb_dir)
 
@@ -67,7 +67,7 @@ def prompts(
     primekg: Annotated[Path | None, typer.Option(help=_PRIMEKG_HELP)] = None,
 ) -> None:
     """Render the prompts of a query file: JSONL rows {query_file, index, world|mode, prompt}."""
-    from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
+    from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
 
     if world not in WORLDS:
         raise ConfigError(f"unknown world {world!r}; allowed: {', '.join(WORLDS)}", key="--world")
@@ -150,7 +150,7 @@ def respond(
 ) -> None:
     """Ask a model every query of a file through a generation backend; writes the responses JSONL that
     `biorab drugmech score` reads (one single-user-message prompt per query, spec §8-9.1)."""
-    from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
+    from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
     from biorab.generation import SamplingParams, build_backend
     from biorab.records import Prompt
 
@@ -243,10 +243,10 @@ def score(
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 42,
 ) -> None:
     """Score model responses against their query files (row verdicts, per-file and grouped accuracy)."""
-    from biorab.drugmech.aggregate_report import accuracy_report
-    from biorab.drugmech.matching import NODE_MATCHERS
-    from biorab.drugmech.parsing_options import PARSER_MODES
-    from biorab.drugmech.scoring_responses import read_responses, score_responses
+    from biorab.drugmech.parsing.option_answer import PARSER_MODES
+    from biorab.drugmech.scoring.accuracy_report import accuracy_report
+    from biorab.drugmech.scoring.graph_matching import NODE_MATCHERS
+    from biorab.drugmech.scoring.responses import read_responses, score_responses
 
     if parser not in PARSER_MODES:
         raise ConfigError(f"unknown parser {parser!r}; allowed: {', '.join(PARSER_MODES)}", key="--parser")

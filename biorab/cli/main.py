@@ -19,7 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "retrieve",
     "models",
     "run",
-    "catalog",
+    "components",
     "drugmech",
     "serve",
     "tune",

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
+from biorab.cells import CellResult
 from biorab.experiment import ExperimentConfig
-from biorab.runner.scoring import CellResult
 from biorab.tracking.flatten import mlflow_params
 
 
@@ -40,11 +40,9 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
 
 def cell_tags(config: ExperimentConfig, result: CellResult) -> dict[str, str]:
     plan = result.plan
-    if plan.drugmech is not None:
-        info = plan.drugmech
-        return {"query_file": info.query_file, "query_type": info.query_type, "world": info.world or "",
-                "mode": info.mode or "", "run": str(info.run), "task": plan.task,
-                "backend": config.backend.name, "cell_id": plan.cell_id, "biorab.run_name": config.name}
+    if result.tags is not None:  # the experiment source says what the cell is (e.g. a DrugMech query file)
+        return {**result.tags, "task": plan.task, "backend": config.backend.name, "cell_id": plan.cell_id,
+                "biorab.run_name": config.name}
     rate = plan.retrieval.rate
     return {
         "dataset": plan.dataset,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.prompts_text import EL_OPTIONS
+from biorab.drugmech.prompts.texts import EL_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 BIORAB = [sys.executable, "-c", "from biorab.cli.main import main; main()"]

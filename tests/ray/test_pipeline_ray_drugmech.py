@@ -12,6 +12,7 @@ import pytest
 
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
+from pipelines.ral import RayExecutor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from integration.test_run_drugmech import make_config  # noqa: E402
@@ -46,13 +47,13 @@ def rows(result: object) -> list[list[dict[str, object]]]:
 
 
 def test_drugmech_on_ray_matches_in_process(local_ray: None, tmp_path: Path) -> None:
-    distributed = run_experiment(make_config(tmp_path / "ray"), use_ray=True)
+    distributed = run_experiment(make_config(tmp_path / "ray"), executor=RayExecutor())
     assert (distributed.stats.written, distributed.stats.generated) == (32, 32)
-    local = run_experiment(make_config(tmp_path / "local"), use_ray=False)
+    local = run_experiment(make_config(tmp_path / "local"))
     # The in-process run found every generation in the store the Ray run filled: same keys, same seeds.
     assert (local.stats.generated, local.stats.generation_cache_hits) == (0, 32)
     assert rows(distributed) == rows(local)
     assert [c.metrics for c in distributed.cells] == [c.metrics for c in local.cells]
-    assert distributed.drugmech == local.drugmech
-    again = run_experiment(make_config(tmp_path / "ray"), use_ray=True)
+    assert distributed.sections == local.sections
+    again = run_experiment(make_config(tmp_path / "ray"), executor=RayExecutor())
     assert again.total_pending == 0 and again.stats.generated == 0

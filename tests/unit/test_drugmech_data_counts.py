@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech import drugmechdb as drugmechdb_module
-from biorab.drugmech.cutedges import cut_edges
-from biorab.drugmech.drugmechdb import DrugMechDB, load_drugmechdb
-from biorab.drugmech.simulator import is_simulatable, unsimulatable_reason
-from biorab.drugmech.stats import drugmechdb_stats, query_set_stats
+from biorab.drugmech.graph import drugmechdb as drugmechdb_module
+from biorab.drugmech.graph.cut_edges import cut_edges
+from biorab.drugmech.graph.drugmechdb import DrugMechDB, load_drugmechdb
+from biorab.drugmech.graph.simulator import is_simulatable, unsimulatable_reason
+from biorab.drugmech.graph.stats import drugmechdb_stats, query_set_stats
 
 
 def test_reference_counts(drugmechdb: DrugMechDB) -> None:
@@ -100,7 +100,7 @@ def _datastats(path: Path) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def test_query_set_stats_reproduce_datastats(drugmechcf_dir: Path) -> None:
-    from biorab.drugmech.queryfiles import load_release_file
+    from biorab.drugmech.queries.query_files import load_release_file
 
     expected = _datastats(drugmechcf_dir / "release" / "DataStats.txt")
     assert len(expected) == 12

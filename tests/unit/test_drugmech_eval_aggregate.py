@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from biorab.drugmech.aggregate import regularized_beta, run_stats, stratified_bca, t_quantile
+from biorab.drugmech.scoring.aggregate import regularized_beta, run_stats, stratified_bca, t_quantile
 
 
 @pytest.mark.parametrize(

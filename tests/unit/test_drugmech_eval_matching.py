@@ -8,14 +8,14 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from biorab.drugmech.drugmechdb import load_drugmechdb
-from biorab.drugmech.matching import match_graphs, normalize_name
-from biorab.drugmech.matching_tfidf import TfidfMatcher
-from biorab.drugmech.moa import MoA
-from biorab.drugmech.parsing_moa import ParsedMoA, parse_moa_answer
-from biorab.drugmech.prompts_common import moa_for_prompt
-from biorab.drugmech.queryfiles import CounterfactualQuery, load_release_file
-from biorab.drugmech.scoring import addlink_reference
+from biorab.drugmech.graph.drugmechdb import load_drugmechdb
+from biorab.drugmech.graph.moa import MoA
+from biorab.drugmech.parsing.moa_answer import ParsedMoA, parse_moa_answer
+from biorab.drugmech.prompts.moa_text import moa_for_prompt
+from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
+from biorab.drugmech.scoring.correctness import addlink_reference
+from biorab.drugmech.scoring.graph_matching import match_graphs, normalize_name
+from biorab.drugmech.scoring.tfidf import TfidfMatcher
 
 # Reference: Tolazoline -> Alpha-1A -> DNA gyrase -> DNA replication -> S. pneumoniae -> pneumonia (6 nodes,
 # 5 edges), the expected MoA of AddLink_pos_ppi_r1k[0].

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.drugmech.parsing_moa import UNKNOWN_TYPE, parse_moa_answer, parse_triples
-from biorab.drugmech.parsing_options import (
+from biorab.drugmech.parsing.moa_answer import UNKNOWN_TYPE, parse_moa_answer, parse_triples
+from biorab.drugmech.parsing.option_answer import (
     ROBUST,
     STRICT_ORIGINAL,
     extract_option_para,
@@ -13,8 +13,8 @@ from biorab.drugmech.parsing_options import (
     parse_option,
     wrapped_options,
 )
-from biorab.drugmech.parsing_yesno import decide_yes_no
-from biorab.drugmech.prompts_text import EL_OPTIONS
+from biorab.drugmech.parsing.yes_no_answer import decide_yes_no
+from biorab.drugmech.prompts.texts import EL_OPTIONS
 
 EXPLANATION = (
     "The interaction between the drug and its target is essential. Since the link is removed, the drug "

@@ -8,15 +8,15 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB
-from biorab.drugmech.moa import MoA
-from biorab.drugmech.prompts import render_prompt
-from biorab.drugmech.prompts_common import format_options, moa_for_prompt
-from biorab.drugmech.prompts_editlink import editlink_options
-from biorab.drugmech.prompts_factual import factual_prompt_nodes, render_factual
-from biorab.drugmech.prompts_factual_assoc import describe_disease, describe_primekg_disease
-from biorab.drugmech.prompts_text import AL_TEMPLATE, EL_OPTIONS, EL_TEMPLATE, F_EXAMPLES
-from biorab.drugmech.queryfiles import FactualQuery, load_release_file
+from biorab.drugmech.graph.drugmechdb import DrugMechDB
+from biorab.drugmech.graph.moa import MoA
+from biorab.drugmech.prompts.edit_link import editlink_options
+from biorab.drugmech.prompts.factual import factual_prompt_nodes, render_factual
+from biorab.drugmech.prompts.factual_associations import describe_disease, describe_primekg_disease
+from biorab.drugmech.prompts.moa_text import format_options, moa_for_prompt
+from biorab.drugmech.prompts.render import render_prompt
+from biorab.drugmech.prompts.texts import AL_TEMPLATE, EL_OPTIONS, EL_TEMPLATE, F_EXAMPLES
+from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
 from biorab.errors import DataError
 
 COUNTERFACTUAL_GOLDEN = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.queryfiles import (
+from biorab.drugmech.queries.query_files import (
     ADD_LINK,
     CHANGE_LINK,
     DELETE_LINK,

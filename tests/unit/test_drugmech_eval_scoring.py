@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.aggregate_report import accuracy_report
-from biorab.drugmech.drugmechdb import DrugMechDB
-from biorab.drugmech.prompts_text import EL_OPTIONS
-from biorab.drugmech.queryfiles import load_release_file
-from biorab.drugmech.scoring import score_answer
-from biorab.drugmech.scoring_responses import read_responses, score_responses
+from biorab.drugmech.graph.drugmechdb import DrugMechDB
+from biorab.drugmech.prompts.texts import EL_OPTIONS
+from biorab.drugmech.queries.query_files import load_release_file
+from biorab.drugmech.scoring.accuracy_report import accuracy_report
+from biorab.drugmech.scoring.correctness import score_answer
+from biorab.drugmech.scoring.responses import read_responses, score_responses
 from biorab.errors import DataError
 
 WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
@@ -172,7 +172,7 @@ def test_positive_with_a_graph_needs_drugmechdb(tmp_path: Path, drugmechcf_dir: 
 
 
 def test_responses_to_a_generated_query_file_by_path(tmp_path: Path, drugmechcf_dir: Path) -> None:
-    from biorab.drugmech.queryfiles import write_query_file
+    from biorab.drugmech.queries.query_files import write_query_file
 
     deep = load_release_file("delete_pos_ppi_r250", release_dir=drugmechcf_dir).queries[:2]
     write_query_file(tmp_path / "sets" / "my_delete.json", deep)  # e.g. from `biorab drugmech generate`

@@ -7,18 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.addlink import SourceIndex, add_link_targets, candidates, compose_moa, validate_candidate
-from biorab.drugmech.addlink_gen import (
+from biorab.drugmech.generate.add_link import (
     AddLinkSet,
     addlink_query,
     find_candidate,
     generate_add_links,
     known_pairs,
 )
-from biorab.drugmech.drugmechdb import DrugMechDB
-from biorab.drugmech.editlink import reduced_db
-from biorab.drugmech.queryfiles import CounterfactualQuery, load_release_file
-from biorab.drugmech.simulator import INVERSE_RELATIONS, simulate
+from biorab.drugmech.generate.add_link_candidates import (
+    SourceIndex,
+    add_link_targets,
+    candidates,
+    compose_moa,
+    validate_candidate,
+)
+from biorab.drugmech.generate.edit_link_candidates import reduced_db
+from biorab.drugmech.graph.drugmechdb import DrugMechDB
+from biorab.drugmech.graph.simulator import INVERSE_RELATIONS, simulate
+from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
 
 # dpi row 850: norepinephrine is a ChemicalSubstance inside its target MoA in the staged DB (spec §14.4), so
@@ -95,7 +101,7 @@ def test_released_negatives_are_positives_with_inverted_relation(link: str, drug
 
 @pytest.mark.parametrize("link", ["dpi", "ppi"])
 def test_composed_moa_of_sample_0_renders_as_golden(link: str, red: DrugMechDB, drugmechcf_dir: Path) -> None:
-    from biorab.drugmech.prompts_common import moa_for_prompt
+    from biorab.drugmech.prompts.moa_text import moa_for_prompt
 
     query = _release(drugmechcf_dir, f"AddLink_pos_{link}_r1k")[0]
     cand = find_candidate(SourceIndex(red), red, query)
@@ -171,7 +177,7 @@ def test_seeded_and_bad_args(drugmechdb: DrugMechDB, generated: dict[str, AddLin
 def test_rebuilt_deep_release_is_byte_identical(
     red: DrugMechDB, drugmechcf_dir: Path, tmp_path: Path
 ) -> None:
-    from biorab.drugmech.queryfiles import write_query_file
+    from biorab.drugmech.queries.query_files import write_query_file
 
     index = SourceIndex(red)
     cands = [find_candidate(index, red, q) for q in _release(drugmechcf_dir, "AddLink_pos_ppi_r1k")]

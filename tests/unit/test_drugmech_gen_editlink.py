@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB
-from biorab.drugmech.editlink import EditableLink, editable_links, reduced_db
-from biorab.drugmech.editlink_gen import (
+from biorab.drugmech.generate.edit_link import (
     DECREASE,
     INCREASE,
     EditLinkSet,
@@ -18,7 +16,9 @@ from biorab.drugmech.editlink_gen import (
     link_query,
     validate_link,
 )
-from biorab.drugmech.queryfiles import CHANGE_LINK, DELETE_LINK, load_release_file
+from biorab.drugmech.generate.edit_link_candidates import EditableLink, editable_links, reduced_db
+from biorab.drugmech.graph.drugmechdb import DrugMechDB
+from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, load_release_file
 from biorab.errors import ConfigError
 
 FALSE_CUT_EDGES = {("DB01064_MESH_D003139_1", "UniProt:B7Z2C7", "CHEBI:17489"),
@@ -96,7 +96,7 @@ def test_generated_sets_shape(generated: dict[str, EditLinkSet], drugmechdb: Dru
 
 
 def test_invert_relation_rule(generated: dict[str, EditLinkSet]) -> None:
-    from biorab.drugmech.simulator import INVERSE_RELATIONS
+    from biorab.drugmech.graph.simulator import INVERSE_RELATIONS
 
     for made in generated.values():
         for q in made.positives:
@@ -190,7 +190,7 @@ def test_rebuilt_release_is_byte_identical(
     stem: str, pools: dict[str, dict[tuple[str, str, str], EditableLink]], drugmechcf_dir: Path,
     tmp_path: Path,
 ) -> None:
-    from biorab.drugmech.queryfiles import CounterfactualQuery, write_query_file
+    from biorab.drugmech.queries.query_files import CounterfactualQuery, write_query_file
 
     released = drugmechcf_dir / "release" / f"{stem}.json"
     queries = load_release_file(stem, release_dir=drugmechcf_dir / "release").queries
@@ -209,7 +209,7 @@ def test_rebuilt_release_is_byte_identical(
 def test_released_negatives_follow_the_derivation_rule(
     stem: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path
 ) -> None:
-    from biorab.drugmech.queryfiles import CounterfactualQuery
+    from biorab.drugmech.queries.query_files import CounterfactualQuery
 
     release = drugmechcf_dir / "release"
     pos = load_release_file(stem.format("pos"), release_dir=release).queries

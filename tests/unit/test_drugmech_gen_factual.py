@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.drugmechdb import DrugMechDB
-from biorab.drugmech.factual import (
+from biorab.drugmech.generate.factual import (
     drugmechdb_negatives,
     eligible_positive,
     generate_factual_positives,
@@ -18,8 +17,9 @@ from biorab.drugmech.factual import (
     primekg_negatives,
     released_negatives,
 )
-from biorab.drugmech.primekg import COLUMNS, load_primekg
-from biorab.drugmech.queryfiles import FactualQuery, load_release_file
+from biorab.drugmech.graph.drugmechdb import DrugMechDB
+from biorab.drugmech.graph.primekg import COLUMNS, load_primekg
+from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
 
 

@@ -1,4 +1,4 @@
-"""Seeded stratified sampling of Delete/Invert positives (biorab.drugmech.sampling)."""
+"""Seeded stratified sampling of Delete/Invert positives (biorab.drugmech.generate.sampling)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from biorab.drugmech.sampling import allocate, sample_links, stratified_sample
+from biorab.drugmech.generate.sampling import allocate, sample_links, stratified_sample
 from biorab.errors import ConfigError
 
 

@@ -145,7 +145,7 @@ def test_generation_package_imports_no_heavy_modules() -> None:
     import sys
 
     code = (
-        "import sys, biorab.generation, biorab.generation.prepare, biorab.generation.catalog\n"
+        "import sys, biorab.generation, biorab.generation.prepare, biorab.generation.model_catalog\n"
         "import biorab.generation.model_source, biorab.generation.vllm_engine\n"
         "import biorab.generation.openai_client\n"
         "from biorab.registry import BACKENDS\nassert 'transformers' in BACKENDS.names()\n"

@@ -12,7 +12,7 @@ import pytest
 
 from biorab.errors import ConfigError, ModelNotPreparedError
 from biorab.generation import prepare
-from biorab.generation.catalog import list_models
+from biorab.generation.model_catalog import list_models
 from biorab.generation.model_source import folder_fingerprint, resolve_model
 from biorab.generation.prepare import (
     MARKER,

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from biorab.metrics import score
-from biorab.metrics.ranking import auroc_binary, average_precision_binary
+from biorab.metrics.auc import auroc_binary, average_precision_binary
 from biorab.records import Prediction
 
 

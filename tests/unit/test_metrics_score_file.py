@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from biorab.errors import ConfigError, DataError, UnknownNameError
-from biorab.metrics.file_scoring import check_golds, label_set
-from biorab.metrics.score_file import read_score_rows
+from biorab.metrics.predictions_reader import read_score_rows
+from biorab.metrics.predictions_scoring import check_golds, label_set
 
 
 def _row(i: int, **changes: object) -> dict[str, object]:

@@ -14,7 +14,7 @@ import biorab.parsing.closed_labels
 import biorab.parsing.segments
 import biorab.parsing.strict
 import biorab.parsing.triples
-import biorab.tasks.awareness
+import biorab.tasks.awareness_probe
 import biorab.tasks.task_types
 import biorab.tasks.template
 import biorab.tasks.wrappers
@@ -28,7 +28,7 @@ from biorab.tasks import get_template
 
 DOCTESTED = [
     biorab.parsing, biorab.parsing.base, biorab.parsing.choices, biorab.parsing.closed_labels,
-    biorab.parsing.segments, biorab.parsing.strict, biorab.parsing.triples, biorab.tasks.awareness,
+    biorab.parsing.segments, biorab.parsing.strict, biorab.parsing.triples, biorab.tasks.awareness_probe,
     biorab.tasks.task_types, biorab.tasks.template, biorab.tasks.wrappers,
 ]
 
