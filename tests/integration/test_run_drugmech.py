@@ -93,7 +93,8 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
 
     summary = json.loads((result.run_dir / "summary.json").read_text())
     report = summary["drugmech"]
-    assert report == result.sections["drugmech"] and (report["parser"], report["matcher"]) == ("robust", "tfidf")
+    assert report == result.sections["drugmech"]
+    assert (report["parser"], report["matcher"]) == ("robust", "tfidf")
     assert (report["n"], report["n_unparsed"], report["n_incomplete"]) == (32, 4, 4)
     file_cells = {(c["query_file"], c["world"]): c for c in report["cells"]}
     cell = file_cells[("change_pos_dpi_r250", "open")]

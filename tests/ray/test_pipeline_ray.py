@@ -13,9 +13,9 @@ import pytest
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
-from pipelines.ral import RayExecutor
 from biorab.runner.output import read_all_rows
 from biorab.tasks import get_template, render
+from pipelines.ral import RayExecutor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from integration.test_run_local import N_ADE, N_QA, make_config  # noqa: E402
@@ -96,7 +96,8 @@ def test_faulty_openai_endpoint_loses_and_duplicates_nothing(
         assert failed == {examples[2].id, examples[3].id}
         assert all(r["gen_text"].startswith("re: ") for r in rows if not r["gen_error"])
         assert server.attempts(prompts[0]) == 3 and server.attempts(prompts[2]) == 3
-        second = run_experiment(cfg, executor=RayExecutor())  # the failed rows only, and now the server answers them
+        # the failed rows only, and now the server answers them
+        second = run_experiment(cfg, executor=RayExecutor())
         assert second.total_pending == 2 and second.stats.generated == 2
         assert second.cells[0].generation_failures == 0
     history = read_all_rows(tmp_path / "runs" / "faulty" / "cells" / cell.plan.cell_id)

@@ -15,8 +15,8 @@ import pytest
 
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
-from pipelines.ral import RayExecutor
 from biorab.runner.validate import check_experiment
+from pipelines.ral import RayExecutor
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 N = 4
@@ -101,6 +101,7 @@ def test_processor_stage_caches_records_errors_and_retries(
     assert retried["gen_text"] == "(A)" and retried["prompt"] == failed_prompt  # the error row kept it whole
     assert calls.read_text().split().count("medmcqa/test/0") == 2
 
-    fresh = run_experiment(cfg, executor=RayExecutor(), resume=False)  # every row from the store: the engine idles
+    # every row from the store: the engine idles
+    fresh = run_experiment(cfg, executor=RayExecutor(), resume=False)
     assert fresh.stats.generated == 0 and fresh.stats.generation_cache_hits == 2 * N
     assert len(calls.read_text().split()) == 2 * N + 1
