@@ -6,7 +6,6 @@ tracking server is one config line (``tracking.uri: http://host:5000``).
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -81,7 +80,6 @@ def track_run(
     config: ExperimentConfig, results: list[CellResult], *, run_dir: Path, report_path: Path
 ) -> str:
     """Log every cell as one MLflow run; returns the tracking URI (for ``mlflow ui --backend-store-uri``)."""
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow.tracking import MlflowClient
 
     uri = config.tracking.uri or default_tracking_uri(run_dir)
