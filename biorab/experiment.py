@@ -240,7 +240,8 @@ class ExperimentConfig(Params):
     @classmethod
     def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
         # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
-        # Ray Data then waits forever without an error (STACK_NOTES.md §2.4). Refuse such a config.
+        # Ray Data then waits forever without an error (docs/notes/ray_on_small_machines.md). Refuse such a
+        # config.
         if res.address is not None:
             return res
         need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus

@@ -40,7 +40,7 @@ def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
 
     Splitting on the driver replaces ``.repartition(n)``: a repartition runs shuffle tasks that need a whole
     CPU each, which can never be scheduled once the actor pools hold their CPUs on a 2-CPU machine (the
-    deadlock of STACK_NOTES.md §2.4, hit for real with the smoke job).
+    deadlock of docs/notes/ray_on_small_machines.md, hit for real with the smoke job).
     """
     table = to_table(rows)
     blocks = max(1, min(blocks, table.num_rows))

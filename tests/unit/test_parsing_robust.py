@@ -25,7 +25,7 @@ def triples(text: str, relations: tuple[str, ...] | None = ADE_RELATIONS) -> str
 @pytest.mark.parametrize(
     ("text", "label"),
     [
-        # SmolLM2-135M continuations (LLM_NOTES.md): the answer, then a hallucinated next example.
+        # SmolLM2-135M continuations (docs/notes/llm_notes.md): the answer, then a hallucinated next example.
         (" Levodopa | dopamine | Parkinson disease\n\nExample 6: context: x response: a|effect|b",
          "Levodopa|dopamine|Parkinson disease"),
         (" Aspirin|effect|rash Excample: context: Ibuprofen ... response: ibuprofen|effect|ulcer",
