@@ -11,5 +11,6 @@ Subpackages by role; inside each, modules are named by the query kind they serve
 * `biorab.drugmech.scoring`: per-sample correctness, graph matching, responses files, aggregates.
 * `biorab.drugmech.experiment`: DrugMech cells as an experiment source of ``biorab run``.
 
-Submodules are imported explicitly; this package imports nothing.
+"spec §N" in these modules cites docs/drugmech_spec_notes.md. Submodules are imported explicitly; this
+package imports nothing.
 """
