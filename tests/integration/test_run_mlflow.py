@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from integration.test_run_local import N_ADE, N_QA, make_config  # tests/ is on sys.path (conftest)
 
 from biorab.runner import run_experiment
 from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.mlflow_tracker import default_tracking_uri
+from tests.support.local_runs import N_ADE, N_QA, make_config
 
 
 @pytest.mark.slow

@@ -3,12 +3,12 @@ and an OpenAI-compatible endpoint with injected faults that loses and duplicates
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from support.fault_openai_server import FaultServer
 
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig, ResourcesConfig
@@ -16,10 +16,7 @@ from biorab.runner import run_experiment
 from biorab.runner.output import read_all_rows
 from biorab.tasks import get_template, render
 from pipelines.ral import RayExecutor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_local import N_ADE, N_QA, make_config  # noqa: E402
-from support.fault_openai_server import FaultServer  # noqa: E402
+from tests.support.local_runs import N_ADE, N_QA, make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -3,7 +3,6 @@ and negative-awareness rates equal the in-process runner's."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +12,7 @@ import pytest
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
 from pipelines.ral import RayExecutor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_awareness import COUNTS, N, na_config  # noqa: E402
+from tests.support.awareness_runs import COUNTS, N, na_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 PROBE_COLUMNS = ("id", "hits", "gen_text", "pred_label", "probe_prompt", "probe_gen_text", "probe_judgement")

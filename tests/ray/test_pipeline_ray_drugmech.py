@@ -3,7 +3,6 @@ in-process runner, per-run seeds honoured by the LLM actor, and no regeneration.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +12,7 @@ import pytest
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
 from pipelines.ral import RayExecutor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_drugmech import make_config  # noqa: E402
+from tests.support.drugmech_runs import make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

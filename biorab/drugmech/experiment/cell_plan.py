@@ -41,7 +41,7 @@ def load_query_entry(entry: str, release_dir: str | None) -> LoadedFile:
         DataError: for an unknown released name, a missing file or a malformed file.
     """
     from biorab.drugmech.queries.query_files import RELEASE_FILES
-    from biorab.drugmech.scoring.responses import resolve_query_file
+    from biorab.drugmech.queries.resolver import resolve_query_file
 
     stem = entry[:-5] if entry.endswith(".json") else entry
     released = stem in RELEASE_FILES and "/" not in entry and "\\" not in entry

@@ -83,13 +83,9 @@ AL_GOAL = (
 
 AL_NEGATIVE_RESPONSE = "NO supporting beneficial Mechanism of Action found."
 
-AL_INSTRUCTIONS = (
-    "\n"
-    '1. Say "YES." if the drug could be useful in treating the disease in the described situation.\n'
-    "If on the other hand the drug could not be used in treating the disease despite the novel\n"
-    "interactions observed in these patients, then your final output should be\n"
-    '"{negative_response_text}"\n'
-    "\n"
+# Step 2 of the Add-Link and factual instructions: how to write a MoA answer (the same text in both prompts,
+# composed once; `biorab.drugmech.parsing.moa_answer` reads answers in this format).
+MOA_ANSWER_FORMAT = (
     '2. If the response in step 1 is "YES", provide a Mechanism of Action describing how the '
     "drug will affect the disease.\n"
     "Present the Mechanism of Action as a series of interaction steps, one step per line.\n"
@@ -112,6 +108,15 @@ AL_INSTRUCTIONS = (
     "<source_entity_type>: <source_entity_name> | <interaction_relationship> | "
     "<target_entity_type>: <target_entity_name>\n"
 )
+
+AL_INSTRUCTIONS = (
+    "\n"
+    '1. Say "YES." if the drug could be useful in treating the disease in the described situation.\n'
+    "If on the other hand the drug could not be used in treating the disease despite the novel\n"
+    "interactions observed in these patients, then your final output should be\n"
+    '"{negative_response_text}"\n'
+    "\n"
+) + MOA_ANSWER_FORMAT
 
 # The 8 in-context examples, in prompt order (3 is an unrelated-protein negative, 4 and 5 invert 1 and 2).
 AL_EXAMPLES: tuple[dict[str, Any], ...] = (
@@ -463,28 +468,7 @@ F_INSTRUCTIONS = (
     '1. Say "YES." or "NO supporting Mechanism of Action found." depending on whether the drug '
     "might be useful in treating the disease.\n"
     "\n"
-    '2. If the response in step 1 is "YES", provide a Mechanism of Action describing how the '
-    "drug will affect the disease.\n"
-    "Present the Mechanism of Action as a series of interaction steps, one step per line.\n"
-    "Each interaction step should mention a direct interaction relationship between two "
-    "entities, containing \n"
-    "the following information:\n"
-    "- source_entity_type: The type of the source entity. One of the following types: "
-    "[{all_entity_types}]\n"
-    "- source_entity_name: The name of the source entity\n"
-    "- target_entity_type: The type of the target entity. One of the following types: "
-    "[{all_entity_types}]\n"
-    "- target_entity_name: The name of the target entity\n"
-    "- interaction_relationship: How the source entity interacts with the target entity\n"
-    "\n"
-    "Please use as many interaction steps as are needed for a complete detailed response, \n"
-    "using specific entities instead of abstract entities wherever possible.\n"
-    "Please use the same formal entity name each time the entity is mentioned in your response.\n"
-    "\n"
-    "Format each interaction step as a triple, using the format:\n"
-    "<source_entity_type>: <source_entity_name> | <interaction_relationship> | "
-    "<target_entity_type>: <target_entity_name>\n"
-)
+) + MOA_ANSWER_FORMAT
 
 F_DISEASE_SUBPROMPTS: dict[str, str] = {
     "ANONYMIZED_DISEASE": ("A new disease has been identified which is associated with {associations}."),

@@ -22,7 +22,8 @@ from biorab.drugmech.graph.moa import MoA
 from biorab.drugmech.parsing.option_answer import ROBUST
 from biorab.drugmech.prompts.factual import DISEASE_MODES, NAMED
 from biorab.drugmech.prompts.moa_text import WORLDS, MoaLookup
-from biorab.drugmech.queries.query_files import RELEASE_FILES, QueryFile, load_query_file, load_release_file
+from biorab.drugmech.queries.query_files import QueryFile
+from biorab.drugmech.queries.resolver import resolve_query_file
 from biorab.drugmech.scoring.correctness import SampleScore, incomplete_score, score_answer
 from biorab.errors import DataError
 
@@ -148,27 +149,6 @@ def read_responses(path: str | Path) -> list[Response]:
     except FileNotFoundError as e:
         raise DataError("responses file not found", path=path) from e
     return [_parse_line(raw, path, i) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
-
-
-def resolve_query_file(name: str, *, base: Path, release_dir: str | Path | None = None) -> QueryFile:
-    """The query file a response names: a released file by stem or file name (``delete_pos_ppi_r250``,
-    ``....json``), or the path of any query file in the released schema (e.g. one written by ``biorab
-    drugmech generate``), absolute or relative to `base` (the responses file's folder) or the working folder.
-
-    Raises:
-        DataError: If the name is neither a released file nor an existing ``.json`` query file, or the file
-            is malformed.
-    """
-    stem = name[:-5] if name.endswith(".json") else name
-    if stem in RELEASE_FILES and "/" not in name and "\\" not in name:
-        return load_release_file(name, release_dir=release_dir)
-    if name.endswith(".json"):
-        candidate = Path(name).expanduser()
-        for path in (candidate,) if candidate.is_absolute() else (base / candidate, candidate):
-            if path.is_file():
-                return load_query_file(path)
-        raise DataError(f"query file {name!r} not found (looked in {base} and the working folder)")
-    return load_release_file(name, release_dir=release_dir)
 
 
 class _LazyMoas:
