@@ -64,11 +64,11 @@ def _data(sub: str, full: bool) -> Path:
 
 
 def _data_fixture(sub: str, what: str) -> Any:
-    @pytest.fixture(scope="module")
+    @pytest.fixture
     def fixture(request: pytest.FixtureRequest) -> Path:
         return _data(sub, _needs_full_data(request.node))
 
-    fixture.__doc__ = f"{what}: ``tests/data/{sub}``, or ``../shared/data/{sub}`` for ``full_data`` modules."
+    fixture.__doc__ = f"{what}: ``tests/data/{sub}``, or ``../shared/data/{sub}`` for ``full_data`` tests."
     return fixture
 
 
@@ -95,10 +95,13 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture(scope="module")
-def drugmechdb(drugmechdb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrugMechDB]:
-    """DrugMechDB loaded once per test module (its parse cache in the session temp dir, as above)."""
+def drugmechdb(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DrugMechDB]:
+    """DrugMechDB loaded once per test module (its parse cache in the session temp dir, as above): the
+    fixture slice, or the full DrugMechDB for a module marked ``full_data``."""
     from biorab.drugmech.graph.drugmechdb import load_drugmechdb  # networkx: only for the tests that use it
 
     with pytest.MonkeyPatch.context() as mp:  # module scope cannot use the function-scoped `monkeypatch`
         mp.setenv("BIORAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "biorab-cache"))
-        yield load_drugmechdb(drugmechdb_dir)
+        yield load_drugmechdb(_data("drugmechdb", _needs_full_data(request.node)))

@@ -7,7 +7,8 @@
   the tests' ``limit`` slices read, so a test over a slice gives the numbers it gives on the full data
   (tests whose numbers depend on whole splits, e.g. a retrieval corpus, are marked ``full_data``).
 * ``drugmechcf/``: every released query file with its first `DM_QUERIES` queries, and the golden prompts.
-* ``drugmechdb/``: the MoAs those queries name (by id or drug–disease pair) plus the first `DM_MOAS` ones.
+* ``drugmechdb/``: the MoAs those queries and the prompts' in-context examples name (by id or drug–disease
+  pair) plus the first `DM_MOAS` ones.
 
 Deterministic: the same staged data gives byte-identical fixtures.
 """
@@ -95,6 +96,9 @@ def cut_drugmech(shared: Path, out: Path) -> None:
         (cut / src.name).write_text(json.dumps(queries, indent=2) + "\n", encoding="utf-8")
         named += [json.dumps(q) for q in queries]
     shutil.copytree(shared / "drugmechcf" / "golden", out / "drugmechcf" / "golden", dirs_exist_ok=True)
+    # The prompts' in-context examples name MoAs too (closed-world Add-Link examples).
+    texts = HERE.parents[1] / "biorab" / "drugmech" / "prompts" / "texts.py"
+    named.append(texts.read_text(encoding="utf-8"))
     _cut_drugmechdb(shared / "drugmechdb", out / "drugmechdb", " ".join(named))
 
 

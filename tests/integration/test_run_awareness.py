@@ -110,6 +110,7 @@ def test_probe_off_by_default_elsewhere_and_on_request(tmp_path: Path, data_dir:
     assert all(r["probe_prompt"] is None and r["probe_judgement"] is None for r in rows)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_dedupe_false_keeps_duplicate_examples(tmp_path: Path, data_dir: Path) -> None:
     # ade_corpus_v2 train repeats sentences; with k=3 some instance retrieves an identical (key, value) twice.
     cfg = make_config(tmp_path, data_dir, [

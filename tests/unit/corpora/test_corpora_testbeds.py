@@ -78,6 +78,7 @@ def test_same_seed_gives_identical_bytes_and_other_seed_differs() -> None:
     assert first.digest == again.digest != other.digest
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_triple_corruption_changes_relation_or_tail_to_a_wrong_one(data_dir) -> None:  # noqa: ANN001
     corpus, ledger = build_corpus("counterfactual", "ade", rate=1.0, seed=0, data_dir=data_dir)
     assert len(corpus.items) == 4970 and len(ledger) == 4970
@@ -95,6 +96,7 @@ def test_triple_corruption_changes_relation_or_tail_to_a_wrong_one(data_dir) -> 
             assert r1 == r0 and t1 in tails
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_link_prediction_qa_and_semclass_wrong_labels(data_dir) -> None:  # noqa: ANN001
     _, ledger = build_corpus("counterfactual", "hetionet", rate=0.2, seed=1, data_dir=data_dir)
     assert len(ledger) == 800
@@ -137,6 +139,7 @@ def test_diverse_excludes_the_target_and_keeps_pool_order() -> None:
     assert corpus.sources == ("a", "c") and len(ledger) == 0
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_diverse_on_staged_data_has_the_other_seven_training_sets(data_dir) -> None:  # noqa: ANN001
     corpus, _ = build_corpus("diverse", "ade", data_dir=data_dir)
     # chemprot 4111 + git 3734 + pharmkg 4000 + hetionet 4000
@@ -187,6 +190,7 @@ def _first(label: str) -> tuple[str, str, str]:
     return head, relation, tail
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_real_triple_corpus_rebuilds_byte_identically(data_dir) -> None:  # noqa: ANN001
     first, ledger = build_corpus("counterfactual", "ade", rate=0.2, seed=0, data_dir=data_dir)
     again, ledger_again = build_corpus("counterfactual", "ade", rate=0.2, seed=0, data_dir=data_dir)

@@ -22,6 +22,7 @@ def test_doctests() -> None:
     assert doctest.testmod(holdout_module).failed == 0
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_pinned_split_of_hetionet_train(data_dir: Path) -> None:
     examples = load_dataset("hetionet", "train", data_dir=data_dir)
     split = hold_out(examples, fraction=0.1, seed=0)

@@ -15,6 +15,8 @@ from biorab.datasets.stats import count_duplicates, label_counts
 from biorab.errors import ConfigError
 from biorab.records import Example
 
+pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+
 
 @cache
 def _load(data_dir: Path, name: str, split: str) -> tuple[Example, ...]:

@@ -14,6 +14,8 @@ from biorab.drugmech.graph.drugmechdb import DrugMechDB, load_drugmechdb
 from biorab.drugmech.graph.simulator import is_simulatable, unsimulatable_reason
 from biorab.drugmech.graph.stats import drugmechdb_stats, query_set_stats
 
+pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+
 
 def test_reference_counts(drugmechdb: DrugMechDB) -> None:
     stats = drugmechdb_stats(drugmechdb)

@@ -33,6 +33,7 @@ EXPECTED = {  # file -> (rows, query type, negative, link) per data/drugmechcf/R
 }
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize("name", RELEASE_FILES)
 def test_every_release_file_round_trips_byte_for_byte(
     name: str, drugmechcf_dir: Path, tmp_path: Path
@@ -43,6 +44,7 @@ def test_every_release_file_round_trips_byte_for_byte(
     assert out.read_bytes() == (drugmechcf_dir / "release" / f"{name}.json").read_bytes()
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize(("name", "expected"), EXPECTED.items())
 def test_file_kinds(name: str, expected: tuple[int, str, bool, str | None], drugmechcf_dir: Path) -> None:
     qf = load_release_file(f"{name}.json", release_dir=drugmechcf_dir / "release")

@@ -27,6 +27,8 @@ from biorab.drugmech.graph.simulator import INVERSE_RELATIONS, simulate
 from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
 
+pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+
 # dpi row 850: norepinephrine is a ChemicalSubstance inside its target MoA in the staged DB (spec §14.4), so
 # the source filter rejects it, its composition is cyclic (spec §6.5), and its drug_name differs in case.
 DRIFT_ROW = 850

@@ -21,6 +21,8 @@ from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, load_release_file
 from biorab.errors import ConfigError
 
+pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+
 FALSE_CUT_EDGES = {("DB01064_MESH_D003139_1", "UniProt:B7Z2C7", "CHEBI:17489"),
                    ("DB01065_MESH_D007319_1", "UniProt:B7Z2C7", "CHEBI:17489")}
 

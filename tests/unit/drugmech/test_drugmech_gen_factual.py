@@ -22,6 +22,8 @@ from biorab.drugmech.graph.primekg import COLUMNS, load_primekg
 from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
 
+pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+
 
 def test_released_positives_are_eligible_and_rebuilt_identically(
     drugmechdb: DrugMechDB, drugmechcf_dir: Path

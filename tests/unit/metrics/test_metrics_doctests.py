@@ -7,7 +7,9 @@ import importlib
 
 import pytest
 
-MODULES = ("base", "confusion", "curves", "triples", "ranking", "awareness", "bootstrap", "scoring", "paired")
+MODULES = (
+    "base", "confusion", "curves", "triples", "auc", "awareness", "bootstrap", "task_scoring", "paired",
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

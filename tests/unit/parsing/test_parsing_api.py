@@ -68,6 +68,7 @@ def test_random_outputs_never_raise(mode: str) -> None:
             assert prediction.raw == text and prediction.ok == (prediction.label is not None)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize(
     "dataset", ["ade", "chemprot", "git", "pharmkg", "hetionet", "ade_corpus_v2", "semclass", "medmcqa"]
 )

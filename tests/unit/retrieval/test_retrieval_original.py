@@ -61,6 +61,7 @@ def test_bad_prompt_files_are_clear_errors(tmp_path: Path) -> None:
         original_judgements("ade", "container", [], [], data_dir=tmp_path)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_agreement_with_the_original_hetionet_bm25_run(data_dir: Path, tmp_path: Path) -> None:
     assert original_sources("hetionet") == ["bm25", "contriever", "instructor", "random"]
     corpus, _ = build_corpus("labeled", "hetionet", data_dir=data_dir)

@@ -36,6 +36,7 @@ def _assert_all_equal(rows: list[dict[str, str]], rendered: list[str]) -> None:
     assert wrong == [], f"{len(wrong)} prompts differ, first at row {wrong[:1]}"
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize("dataset", ["ade", "git"])
 def test_triple_containers_reproduced(data_dir: Path, dataset: str) -> None:
     rows = _rows(data_dir / dataset / "test_instruction_container.json")
@@ -55,6 +56,7 @@ def test_triple_containers_reproduced(data_dir: Path, dataset: str) -> None:
     assert sum(row["instruction"].count("Excample") == 2 for row in rows) == (10 if dataset == "ade" else 0)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize(
     ("variant", "intro"),
     [("bm25", " Example: "), ("random", " Example: "), ("contriever", " Examples: "),
@@ -94,6 +96,7 @@ def _ade_examples(data_dir: Path) -> list[Example]:
     )
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_ade_corpus_v2_bm25_three_examples_reproduced(data_dir: Path) -> None:
     rows = _rows(data_dir / "ade_corpus_v2" / "prompts" / "ade_corpus_v2_test_bm25.jsonl")
     full = _ade_full_train(data_dir)
@@ -107,6 +110,7 @@ def test_ade_corpus_v2_bm25_three_examples_reproduced(data_dir: Path) -> None:
     _assert_all_equal(rows, rendered)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_ade_corpus_v2_contriever_reproduced(data_dir: Path) -> None:
     rows = _rows(data_dir / "ade_corpus_v2" / "prompts" / "contriever_ade_test_instruction_container.json")
     full = _ade_full_train(data_dir)
@@ -120,6 +124,7 @@ def test_ade_corpus_v2_contriever_reproduced(data_dir: Path) -> None:
     _assert_all_equal(rows, rendered)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_semclass_bm25_reproduced_from_uniform_keys(data_dir: Path) -> None:
     rows = _rows(data_dir / "semclass" / "prompts" / "sentence_triple_test_bm25.jsonl")
     train = load_dataset("semclass", "train", data_dir=data_dir)
