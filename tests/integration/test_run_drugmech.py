@@ -190,3 +190,23 @@ def test_biorab_run_cli_prints_the_drugmech_table(tmp_path: Path) -> None:
     lines = [ln.split() for ln in done.stdout.splitlines() if ln.startswith("  change_pos_dpi_r250")]
     assert [ln[1:5] for ln in lines] == [["open", "runs=2", "n=8", "strict=0.250"],
                                          ["closed", "runs=2", "n=8", "strict=0.250"]]
+
+
+def test_validate_lists_biorab_and_drugmech_cells_in_one_list(tmp_path: Path, data_dir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cfg = make_config(tmp_path).model_dump(mode="json")
+    cfg.update(datasets=[{"name": "semclass", "limit": 3}], data_dir=str(data_dir))
+    path = tmp_path / "mixed.yaml"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "biorab.cli.main", "validate", str(path)],
+                          capture_output=True, text=True, cwd=REPO, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    head, *cells = done.stdout.strip().splitlines()
+    # 1 BioRAB cell (semclass × none), then 2 files × 2 worlds × 2 runs DrugMech cells, one list.
+    assert head.startswith(f"ok: {path} defines 9 cell(s)")
+    assert [c.split("__")[0].strip() for c in cells] == ["semclass-test"] + ["dm-change_pos_dpi_r250"] * 4 \
+        + ["dm-AddLink_neg_dpi_r1k"] * 4
+    assert cells[0].endswith("(limit 3)") and cells[1].endswith("(limit 4)")
