@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from biorab.experiment_drugmech import DrugMechSpec, with_chat_default
+from biorab.drugmech.experiment.spec import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.params import Params
 
@@ -240,7 +240,7 @@ class ExperimentConfig(Params):
         name: the run's name; outputs go to ``<output_dir>/<name>``.
         datasets: the BioRAB dataset slices (cells: each × every retrieval setting); may be empty when
             `drugmech` is given.
-        drugmech: DrugMech query files to evaluate (`biorab.experiment_drugmech.DrugMechSpec`).
+        drugmech: DrugMech query files to evaluate (`biorab.drugmech.experiment.spec.DrugMechSpec`).
         data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
         seed: seed of corpus corruption and of the bootstrap CIs.
         n_boot: bootstrap resamples for the CIs.
@@ -294,7 +294,8 @@ class ExperimentConfig(Params):
     @classmethod
     def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
         # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
-        # Ray Data then waits forever without an error (STACK_NOTES.md §2.4). Refuse such a config.
+        # Ray Data then waits forever without an error (docs/notes/ray_on_small_machines.md). Refuse such a
+        # config.
         if res.address is not None:
             return res
         need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from biorab.experiment import ResourcesConfig
 
-_LOCAL_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-
 
 def short_temp_dir() -> str:
     """A short per-user temp dir for the local Ray (its Unix socket paths must stay under ~100 bytes)."""
@@ -37,9 +35,10 @@ def init_ray(resources: ResourcesConfig) -> bool:
     either.
 
     Joining passes no resources (Ray refuses ``num_cpus`` or an object store size for an existing
-    cluster: the cluster already has them). The local default disables token auth (Ray 2.60 would write
-    ``$HOME/.ray/auth_token``), usage stats and the dashboard, and caps the object store, as
-    STACK_NOTES.md measured.
+    cluster: the cluster already has them). The local default disables the dashboard and caps the object
+    store (docs/notes/ray_on_small_machines.md). Token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``)
+    and usage stats are turned off by the environment the edge sets (``RAY_AUTH_MODE=disabled``,
+    ``RAY_USAGE_STATS_ENABLED=0``: the CLI's defaults), never by this library.
     """
     import ray
 
@@ -49,8 +48,6 @@ def init_ray(resources: ResourcesConfig) -> bool:
     if address:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     else:
-        for key, value in _LOCAL_ENV.items():
-            os.environ.setdefault(key, value)
         ray.init(
             num_cpus=resources.num_cpus,
             include_dashboard=False,

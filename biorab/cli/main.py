@@ -20,7 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "retrieve",
     "models",
     "run",
-    "catalog",
+    "components",
     "drugmech",
     "serve",
     "tune",
@@ -47,11 +47,13 @@ def _register_commands() -> None:
 
 
 def _quiet_defaults() -> None:
-    # Fail fast instead of ~70 s of hub retries, and keep third-party telemetry off by default.
+    # The edge, not the library, sets the environment (called from `main` only, never on import):
+    # fail fast instead of ~70 s of hub retries, and keep third-party telemetry off by default.
     for key, value in {
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "disabled",  # a local Ray 2.60 would otherwise write $HOME/.ray/auth_token
         "MLFLOW_DISABLE_TELEMETRY": "true",
         "DO_NOT_TRACK": "true",
         "TOKENIZERS_PARALLELISM": "false",

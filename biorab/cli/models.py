@@ -45,7 +45,7 @@ def ls(
         help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the known models (prepared or not) and every prepared folder in the cache."""
-    from biorab.generation.catalog import list_models
+    from biorab.generation.model_catalog import list_models
 
     rows = list_models(cache_dir)
     if as_json:

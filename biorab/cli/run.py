@@ -35,6 +35,7 @@ def run(
     from rich.console import Console
 
     from biorab.runner import run_experiment
+    from biorab.runner.experiment_source import experiment_sources
     from biorab.runner.preflight import preflight
 
     err = Console(stderr=True)
@@ -43,7 +44,7 @@ def run(
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
     with _progress(err) if err.is_terminal else _ProgressLines() as bar:
-        result = run_experiment(cfg, resume=resume, use_ray=not no_ray, progress=bar)
+        result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)
     if result.total_pending == 0:
         err.print("nothing to compute: every instance is already on disk (use --fresh to start over)")
     stats = result.stats
@@ -55,8 +56,9 @@ def run(
     if not out.is_terminal:  # piped or logged: don't fold the table into 80 columns
         out = Console(width=160)
     out.print(_table(result))
-    if result.drugmech is not None:
-        _echo_drugmech(result.drugmech)
+    for source in experiment_sources():
+        if source.name in result.sections:
+            typer.echo(source.console_summary(result.sections[source.name]))
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
@@ -144,6 +146,17 @@ class _ProgressLines:
         self.lines(advance, total)
 
 
+def _executor(no_ray: bool) -> Any:
+    """The edge chooses the executor: in-process, or the Ray Data pipeline (imported only here)."""
+    if no_ray:
+        from biorab.runner.local import LocalExecutor
+
+        return LocalExecutor()
+    from pipelines.ral import RayExecutor
+
+    return RayExecutor()
+
+
 class _progress:
     """A rich bar (done/total, rate, ETA) driven by the runner's ``progress(advance, total)`` callback."""
 
@@ -183,9 +196,9 @@ def _table(result: Any) -> Any:
     """One row per cell: its headline metric with CI (the full set is in report.md and MLflow)."""
     from rich.table import Table
 
-    from biorab.metrics.scoring import PRIMARY_METRIC
-    from biorab.runner.report import metric_cell
-    from biorab.runner.scoring import AWARENESS_METRICS
+    from biorab.metrics.task_scoring import PRIMARY_METRIC
+    from biorab.runner.cell_scoring import AWARENESS_METRICS
+    from biorab.runner.run_report import metric_cell
 
     table = Table(title="headline metric per cell (95% bootstrap CI); all metrics: report.md / MLflow")
     for col in ("cell", "task", "n", "metric", "value [CI]", "parse fail", "gen fail"):
@@ -200,18 +213,6 @@ def _table(result: Any) -> Any:
             table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
                           str(cell.parse_failures), str(cell.generation_failures))
     return table
-
-
-def _echo_drugmech(report: dict[str, Any]) -> None:
-    """DrugMech accuracy per query file × world/mode over runs (the groups' BCa CIs are in report.md)."""
-    typer.echo(f"DrugMech (parser {report['parser']}, matcher {report['matcher']}): strict accuracy over "
-               "runs, mean ± SD [90% CI]; groups with BCa CIs in report.md and summary.json")
-    for c in report["cells"]:
-        acc = c["accuracy_strict"]
-        lo, hi = acc["ci_low"], acc["ci_high"]
-        ci = "" if lo is None else f" ± {acc['std']:.3f} [{lo:.3f}, {hi:.3f}]"
-        typer.echo(f"  {c['query_file']:<22} {c['world'] or c['mode']:<36} runs={c['runs']} n={c['n']} "
-                   f"strict={acc['mean']:.3f}{ci} unparsed={c['n_unparsed']} incomplete={c['n_incomplete']}")
 
 
 def register(app: typer.Typer) -> None:

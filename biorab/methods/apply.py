@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore
+from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
 from biorab.methods.corpus_transform import transform_corpus, transform_sampling
@@ -24,7 +25,6 @@ from biorab.methods.prompts import PROMPT_VERSION
 from biorab.methods.scoring import score_transform
 from biorab.methods.store import is_complete, read_transformed, write_transformed
 from biorab.ral.generator import CachedGenerator
-from biorab.runner.plan import CellSlice
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def prepare_method_corpora(
     try:
         for s in slices:
             r = s.plan.retrieval
-            if s.plan.is_drugmech or r.method == "none":
+            if r.method == "none":  # (DrugMech cells carry a default retrieval spec)
                 continue
             spec = stable_digest([r.testbed, r.rate, r.method, s.plan.dataset, s.plan.seed, s.plan.data_dir])
             if spec not in done:

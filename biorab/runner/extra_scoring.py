@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.runner.plan import CellSlice
-from biorab.runner.scoring import CellResult
+from biorab.runner.cell_scoring import CellResult
 
 
 def add_extra_results(results: Sequence[CellResult], slices: Sequence[CellSlice],

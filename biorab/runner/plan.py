@@ -7,57 +7,15 @@ actor) receives; it never carries the whole config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
-from biorab.experiment_drugmech import DrugMechCellInfo
+from biorab.cells import CellPlan, CellSlice
+from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
 from biorab.records import Example
 from biorab.runner.instance_key import example_key, instance_key
 from biorab.runner.output import done_keys
 from biorab.runner.rows import example_row
-
-
-@dataclass(frozen=True)
-class CellPlan:
-    """One cell as the stages see it."""
-
-    cell_id: str
-    label: str
-    dataset: str
-    split: str
-    task: str
-    retrieval: RetrievalSpec
-    seed: int
-    data_dir: str | None
-    parser: str
-    labels: tuple[str, ...] | None
-    # DrugMech cells: which query file/world/mode/run (their rows carry a pre-rendered prompt, skip render
-    # and parse, and are scored from disk by `biorab.runner.drugmech_scoring`), and the run's sampling seed.
-    drugmech: DrugMechCellInfo | None = None
-    sampling_seed: int | None = None
-    # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
-    # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
-    corpus_dir: str | None = None
-
-    @property
-    def retrieves(self) -> bool:
-        return self.retrieval.retrieves
-
-    @property
-    def is_drugmech(self) -> bool:
-        return self.drugmech is not None
-
-
-@dataclass
-class CellSlice:
-    """A cell's plan, its whole slice of examples and the rows still to compute."""
-
-    plan: CellPlan
-    examples: list[Example]
-    pending: list[dict[str, Any]]
 
 
 def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:

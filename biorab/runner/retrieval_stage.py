@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import HitStore
+from biorab.cells import CellPlan
 from biorab.errors import BioRABError
 from biorab.ral import CachedRetriever, Selection, build_testbed_retriever
-from biorab.runner.plan import CellPlan
 from biorab.runner.rows import hits_json
 
 

@@ -68,10 +68,10 @@ def check_experiment(
     _check_templates(config, path)
     _check_processor(config, path)
     _check_tensor_parallel(config, path)
-    if config.drugmech is not None:
-        from biorab.runner.drugmech_validate import check_drugmech
+    from biorab.runner.experiment_source import experiment_sources
 
-        check_drugmech(config, path=path, check_data=check_data)
+    for source in experiment_sources():
+        source.check(config, path=path, check_data=check_data)
 
 
 def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from biorab.cells import CellResult
     from biorab.experiment import ExperimentConfig
-    from biorab.runner.scoring import CellResult
 
 
 def track_run(

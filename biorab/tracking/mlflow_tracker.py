@@ -11,15 +11,14 @@ its metric values: they are not scores.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from biorab.cells import CellResult
 from biorab.experiment import ExperimentConfig
-from biorab.runner.scoring import CellResult
 from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.sqlite_store import TrackingStoreError, ensure_sqlite_store, fix_hint, sqlite_path
 
@@ -48,11 +47,9 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
 
 def cell_tags(config: ExperimentConfig, result: CellResult) -> dict[str, str]:
     plan = result.plan
-    if plan.drugmech is not None:
-        info = plan.drugmech
-        return {"query_file": info.query_file, "query_type": info.query_type, "world": info.world or "",
-                "mode": info.mode or "", "run": str(info.run), "task": plan.task,
-                "backend": config.backend.name, "cell_id": plan.cell_id, "biorab.run_name": config.name}
+    if result.tags is not None:  # the experiment source says what the cell is (e.g. a DrugMech query file)
+        return {**result.tags, "task": plan.task, "backend": config.backend.name, "cell_id": plan.cell_id,
+                "biorab.run_name": config.name}
     rate = plan.retrieval.rate
     return {
         "dataset": plan.dataset,
@@ -96,7 +93,6 @@ def track_run(
         TrackingStoreError: the store cannot be created, opened or written (the message names the file
             and the fix). Called after the results are written, so they never depend on the store.
     """
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow.exceptions import MlflowException
     from sqlalchemy.exc import SQLAlchemyError
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _biorab(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -15,6 +17,7 @@ def _biorab(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_retrieve_shows_scored_hits_as_json(data_dir: Path) -> None:
     out = _biorab(
         "retrieve", "--dataset", "hetionet", "--limit", "2", "--k", "3", "--no-keep-ties", "--json",
@@ -66,6 +69,7 @@ def test_retrieve_text_output_on_a_counterfactual_testbed(data_dir: Path) -> Non
     assert "ade/test/0" in out.stdout and "#0 " in out.stdout
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_retrieve_eval_reports_recall_and_mrr(data_dir: Path) -> None:
     out = _biorab(
         "retrieve", "-d", "hetionet", "--eval", "--limit", "50", "--json", "--data-dir", str(data_dir)
@@ -76,6 +80,7 @@ def test_retrieve_eval_reports_recall_and_mrr(data_dir: Path) -> None:
     assert report["n"] == 50 and report["recall@1"] == 1.0 and report["mrr"] == 1.0
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_corpus_build_writes_the_folder(data_dir: Path, tmp_path: Path) -> None:
     out = _biorab(
         "corpus",

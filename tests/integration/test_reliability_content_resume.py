@@ -33,14 +33,14 @@ def test_edited_data_recomputes_exactly_what_changed(tmp_path: Path, data_dir: P
         "datasets": [{"name": "semclass", "limit": 6}], "retrieval": [{"testbed": "none"}],
         "backend": {"name": "fake", "params": {"mode": "choice"}}, "sampling": {"max_tokens": 4},
         "n_boot": 20, "tracking": {"enabled": False}})
-    first = run_experiment(cfg, use_ray=False)
+    first = run_experiment(cfg)
     assert first.total_pending == 6
     # fix the gold label of row 2 and delete row 4: rows 5.. move up one position
     edited = [dict(r) for r in rows]
     edited[2]["label"] = "n" if rows[2]["label"] == "y" else "y"
     del edited[4]
     write_rows(data, edited)
-    second = run_experiment(cfg, use_ray=False)
+    second = run_experiment(cfg)
     # row 2 (new label) and old row 6 (now the 6th instance) are computed; rows 0, 1, 3, 5 are reused
     assert second.total_pending == 2
     (cell,) = second.cells
@@ -49,5 +49,5 @@ def test_edited_data_recomputes_exactly_what_changed(tmp_path: Path, data_dir: P
     assert [p["label"] for p in preds] == [str(r["label"]) for r in edited[:6]]
     assert [p["order"] for p in preds] == list(range(6))
     assert second.stats.generated + second.stats.generation_cache_hits == 2
-    third = run_experiment(cfg, use_ray=False)
+    third = run_experiment(cfg)
     assert third.total_pending == 0

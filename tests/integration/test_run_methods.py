@@ -15,6 +15,7 @@ from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
+from biorab.runner.local import LocalExecutor
 
 N = 6
 
@@ -55,7 +56,7 @@ def test_detect_correct_cell_and_cached_rerun(tmp_path: Path, data_dir: Path) ->
     params = {"mode": "map", "answers": answers(data_dir), "answer": "correct"}
     cfg = config(tmp_path, data_dir, params)
     backend = FakeBackend(FakeBackend.Params(**params))
-    result = run_experiment(cfg, use_ray=False, backend=backend)
+    result = run_experiment(cfg, executor=LocalExecutor(backend))
     # Every distinct review prompt once (items with the same sentence and value share one generation: the
     # cache is keyed by prompt text), then the RAL prompts: the detect_correct cell's are the labeled
     # cell's (same corpus, same hits), so they are generated once.
@@ -80,11 +81,11 @@ def test_detect_correct_cell_and_cached_rerun(tmp_path: Path, data_dir: Path) ->
     assert summary["cells"][1]["method"]["name"] == "detect_correct"
 
     again = FakeBackend(FakeBackend.Params(**params))
-    rerun = run_experiment(cfg, use_ray=False, backend=again, resume=False)
+    rerun = run_experiment(cfg, executor=LocalExecutor(again), resume=False)
     assert again.prompts_seen == 0 and rerun.stats.generated == 0
     assert rerun.stats.generation_cache_hits == 3 * N and rerun.stats.retrieval_cache_hits == 3 * N
     assert [c.metrics for c in rerun.cells] == [c.metrics for c in result.cells]
-    resumed = run_experiment(cfg, use_ray=False, backend=again)
+    resumed = run_experiment(cfg, executor=LocalExecutor(again))
     assert resumed.total_pending == 0 and again.prompts_seen == 0
 
 

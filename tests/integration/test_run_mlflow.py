@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from integration.test_run_local import N_ADE, N_QA, make_config  # tests/ is on sys.path (conftest)
 
 from biorab.runner import run_experiment
 from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.mlflow_tracker import default_tracking_uri
+from tests.support.local_runs import N_ADE, N_QA, make_config
 
 
 @pytest.mark.slow
@@ -20,7 +20,7 @@ def test_mlflow_runs_read_back(tmp_path: Path, data_dir: Path, monkeypatch: pyte
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # proves nothing is written to $HOME
     cfg = make_config(tmp_path, data_dir, retrieval=[{"testbed": "none"}])
     cfg = cfg.model_copy(update={"tracking": cfg.tracking.model_copy(update={"enabled": True})})
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
     assert result.tracking_uri == default_tracking_uri(result.run_dir)
     assert result.tracking_uri == f"sqlite:///{tmp_path}/runs/local/mlflow.db"
 

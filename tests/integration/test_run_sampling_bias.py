@@ -45,7 +45,7 @@ def test_sampling_bias_cells(tmp_path: Path, data_dir: Path) -> None:
         "backend": {"name": "fake", "params": {"mode": "map", "answers": answers(data_dir)}},
         "sampling": {"max_tokens": 4, "score_labels": True}, "n_boot": 100, "tracking": {"enabled": False},
     })
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
     got = {}
     for cell in result.cells:
         rows = pq.read_table(cell.predictions_path).to_pylist()

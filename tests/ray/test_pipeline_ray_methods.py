@@ -12,6 +12,7 @@ import pytest
 
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
+from pipelines.ral import RayExecutor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from integration.test_run_methods import answers  # noqa: E402
@@ -54,8 +55,8 @@ def test_ray_detect_correct_matches_in_process(local_ray: None, tmp_path: Path, 
             "sampling": {"max_tokens": 8}, "n_boot": 20, "tracking": {"enabled": False},
         })
 
-    local = run_experiment(config("local"), use_ray=False)
-    distributed = run_experiment(config("ray"), use_ray=True)
+    local = run_experiment(config("local"))
+    distributed = run_experiment(config("ray"), executor=RayExecutor())
     assert distributed.stats.generated == 0 and distributed.stats.generation_cache_hits == 4
     assert predictions(distributed) == predictions(local)
     assert distributed.cells[0].metrics == local.cells[0].metrics
