@@ -10,8 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from biorab.corpora import read_corpus
 from biorab.methods import read_transformed
+
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
 
 
 def _biorab(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:

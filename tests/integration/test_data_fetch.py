@@ -16,6 +16,9 @@ import pytest
 from biorab.fetching import load_manifest
 from tests.support.range_http_server import RangeServer
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 REPO = Path(__file__).resolve().parents[2]
 DROPPED = "biorab/ade/test_instruction_container.json"  # the input of ade/test.derived.jsonl
 CORRUPT = "biorab/medmcqa/dev.json"

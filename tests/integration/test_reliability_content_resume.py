@@ -9,9 +9,13 @@ import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
+
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
 
 
 def edit_copy(src: Path, dst: Path) -> list[dict[str, object]]:

@@ -7,9 +7,14 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from biorab.runner.output import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 from tests.support.small_fs import fill, read_only_dir, small_fs
+
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
 
 SLOW = {"backend": {"name": "fake", "params": {"mode": "choice", "delay_s": 1.5}}}
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli_runs import biorab, write_config
+
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
 
 ALL_FAIL = {"backend": {"name": "fake", "params": {"mode": "choice", "fail_every": 1,
                                                    "fail_mode": "error_rows"}},

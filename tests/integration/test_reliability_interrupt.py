@@ -13,6 +13,9 @@ import pytest
 from biorab.runner.output import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 
 @pytest.mark.timeout(240)
 def test_sigint_exits_130_with_resume_message_then_resumes(tmp_path: Path, data_dir: Path) -> None:

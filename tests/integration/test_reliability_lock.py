@@ -15,6 +15,9 @@ import pytest
 from biorab.runner.output import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 # Slow enough (5 more batches of 3 s after the first shard) that the holder is still running while the
 # second process starts, even on a loaded machine.
 SLOW = {"backend": {"name": "fake", "params": {"mode": "choice", "delay_s": 3.0}},

@@ -14,6 +14,9 @@ import pytest
 
 from tests.support.cli_runs import biorab, start, write_config
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 TRACKED = {"tracking": {"enabled": True}, "datasets": [{"name": "semclass", "limit": 4},
                                                        {"name": "ade_corpus_v2", "limit": 4}]}
 

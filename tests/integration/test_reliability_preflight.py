@@ -10,6 +10,9 @@ import pytest
 
 from tests.support.cli_runs import biorab, write_config
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 
 def empty_test_split(tmp_path: Path, data_dir: Path) -> Path:
     data = tmp_path / "data"

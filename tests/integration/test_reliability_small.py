@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from tests.support.cli_runs import biorab, write_config
+
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
 
 
 def last_line(text: str) -> str:

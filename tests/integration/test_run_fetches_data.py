@@ -16,6 +16,9 @@ from biorab import paths
 from biorab.cli.main import app
 from tests.support.range_http_server import RangeServer
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -17,6 +17,9 @@ from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
 from biorab.runner.local import LocalExecutor
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 N = 6
 
 

@@ -12,6 +12,9 @@ from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.drugmech.scoring.correctness import score_answer
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 
 @pytest.mark.parametrize("text", ["NO supporting beneficial Mechanism of Action found.", "no idea"])
 def test_no_graph_edge_scores_are_zero_in_strict_original(

@@ -12,6 +12,9 @@ import pytest
 from biorab.fetching import load_manifest
 from biorab.fetching.derive import BUILDERS, gzip_like_staging
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 GZIPPED = [f for f in load_manifest().files if f.transform == "gzip"]
 DERIVED = [f for f in load_manifest().files if f.builder]
 

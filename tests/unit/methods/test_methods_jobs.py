@@ -9,6 +9,9 @@ import pytest
 
 from biorab.runner.validate import load_experiment
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 JOBS = Path(__file__).resolve().parents[3] / "jobs"
 
 

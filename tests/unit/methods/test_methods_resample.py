@@ -18,6 +18,9 @@ from biorab.experiment import ExperimentConfig
 from biorab.metrics.sampling_bias import binary_ranking, positive_probabilities
 from biorab.records import Prediction
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 
 def test_resample_keeps_the_ratio_exactly(data_dir: Path) -> None:
     test = load_dataset("ade_corpus_v2", "test", data_dir=data_dir)  # 143 positives, 357 negatives

@@ -25,6 +25,9 @@ from biorab.methods import (
 from biorab.methods.corpus_transform import method_prompts
 from biorab.ral import CachedGenerator
 
+# Pinned numbers of the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 ADE = "ade_corpus_v2/train/"
 # Counterfactual 80% of the first 10 Ade-corpus-v2 training items, seed 0, corrupts items 0-6 and 9 (their
 # labels flipped); 7 and 8 keep their gold label "0". The fake reviews them like this:
