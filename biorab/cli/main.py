@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drugmech",
     "serve",
     "tune",
+    "sweep",
 )
 
 app = typer.Typer(
