@@ -82,8 +82,16 @@ def run_experiment(
     for s in slices + dm_slices:
         clean_temporaries(cells_dir / s.plan.cell_id)
     pending = [row for s in slices + dm_slices for row in s.pending]
-    stats = _execute(config, slices + dm_slices, pending, cells_dir, use_ray=use_ray, progress=progress,
-                     backend=backend)
+    tracked = config.tracking.enabled if track is None else track
+    # Runs are opened before the work (a crash leaves them to take over); results reach disk before MLflow.
+    tracking = _start_tracking(config, run_dir, [s.plan for s in slices + dm_slices]) if tracked else None
+    try:
+        stats = _execute(config, slices + dm_slices, pending, cells_dir, use_ray=use_ray,
+                         progress=tracking.progress(progress) if tracking else progress, backend=backend)
+    except BaseException:
+        if tracking is not None:
+            tracking.fail()
+        raise
     results = [score_cell(s.plan, s.examples, cells_dir, run_dir, n_boot=config.n_boot, seed=config.seed)
                for s in slices]
     dm_results, dm_report = score_drugmech(dm_slices, config.drugmech, cells_dir, run_dir)
@@ -92,8 +100,7 @@ def run_experiment(
     report = run_dir / "report.md"
     text = render_report(config.name, results, stats.to_json(), config.backend.name)
     report.write_text(text + (render_drugmech_section(dm_report) if dm_report else ""), "utf-8")
-    tracked = config.tracking.enabled if track is None else track
-    uri = _track(config, results, run_dir, report) if tracked else None
+    uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)
 
 
@@ -125,7 +132,14 @@ def _execute(
                      progress=progress, backend=backend)
 
 
-def _track(config: ExperimentConfig, results: list[CellResult], run_dir: Path, report: Path) -> str:
-    from biorab.tracking import track_run
+def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Any]) -> Any:
+    from biorab.tracking.experiment import start_run_tracking
 
-    return track_run(config, results, run_dir=run_dir, report_path=report)
+    return start_run_tracking(config, run_dir, plans)
+
+
+def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,
+                     report: Path) -> str:
+    from biorab.tracking.experiment import finish_run_tracking
+
+    return finish_run_tracking(tracking, config, results, run_dir, report)
