@@ -99,11 +99,12 @@ def report(
 
 def track(
     run_dir: Annotated[Path, typer.Argument(help="a run directory of `biorab run` or a sweep's output dir")],
+    uri: Annotated[str | None, typer.Option("--uri", help="tracking URI instead of the config's")] = None,
 ) -> None:
     """Log finished results on disk to MLflow again (after an unreachable tracking server), no compute."""
     from biorab.tracking.replay import track_dir
 
-    uri = track_dir(run_dir)
+    uri = track_dir(run_dir, uri=uri)
     typer.echo(f"browse: mlflow ui --backend-store-uri {uri}")
 
 

@@ -60,8 +60,9 @@ class LiveTracking:
         try:
             return cls(TrackingSession.open(hint=hint, **open_kwargs), None, results_dir)
         except TrackingError as e:
-            print(f"biorab: tracking disabled for this run: {e}", file=sys.stderr, flush=True)
-            return cls(None, str(e), results_dir)
+            error = str(e) if hint in str(e) else f"{e}. {hint}"
+            print(f"biorab: tracking disabled for this run: {error}", file=sys.stderr, flush=True)
+            return cls(None, error, results_dir)
 
     def _guard(self, fn: Callable[[TrackingSession], Any]) -> None:
         if self.session is None:

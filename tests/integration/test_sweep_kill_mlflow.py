@@ -102,7 +102,8 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
     assert len({c.data.tags["biorab.key"] for c in children}) == CELLS
     # the cell's own setting as params: cells differ where they differ
-    settings = sorted((c.data.params["model"], c.data.params["dataset"], c.data.params["rate"]) for c in children)
+    settings = sorted((c.data.params["model"], c.data.params["dataset"], c.data.params["rate"])
+                      for c in children)
     assert settings[:3] == [("fake-a", "ade_corpus_v2", ""), ("fake-a", "ade_corpus_v2", "0.2"),
                             ("fake-a", "ade_corpus_v2", "1")]
     assert "sampling.max_tokens" not in children[0].data.params  # shared config lives on the parent

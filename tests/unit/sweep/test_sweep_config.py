@@ -1,4 +1,5 @@
-"""Sweep configs expand into the cells and `ExperimentConfig`s `biorab run` knows; errors name file and key."""
+"""Sweep configs expand into the cells and `ExperimentConfig`s `biorab run` knows; errors name the file
+and the key."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def write(tmp_path: Path, data: dict) -> Path:
 
 
 def base(**matrix: object) -> dict:
-    return {"name": "t", "models": {"f": {"backend": "fake"}, "g": {"backend": "fake", "params": {"seed": 1}}},
+    models = {"f": {"backend": "fake"}, "g": {"backend": "fake", "params": {"seed": 1}}}
+    return {"name": "t", "models": models,
             "matrix": {"models": ["f"], "datasets": ["ade_corpus_v2"], **matrix}}
 
 
