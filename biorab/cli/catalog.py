@@ -33,11 +33,18 @@ def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
 def validate(
     config: Annotated[Path, typer.Argument(help="experiment YAML")],
     skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the split check on disk")] = False,
+    skip_tracking: Annotated[bool, typer.Option("--skip-tracking", help="do not contact the tracking "
+                                                "server")] = False,
 ) -> None:
-    """Check an experiment config (keys, names, component params, splits) and list its cells."""
+    """Check an experiment config (keys, names, component params, splits, a tracking server answering
+    within 3 s) and list its cells."""
     from biorab.runner.validate import load_experiment
 
     cfg = load_experiment(config, check_data=not skip_data)
+    if cfg.tracking.enabled and not skip_tracking:
+        from biorab.tracking.preflight import check_server, resolve_uri
+
+        check_server(resolve_uri(cfg.tracking.uri, cfg.run_dir()))
     cells = cfg.cells()
     typer.echo(f"ok: {config} defines {len(cells)} cell(s); outputs go to {cfg.run_dir()}")
     for cell in cells:
