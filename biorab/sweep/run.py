@@ -108,7 +108,8 @@ def _run_one(run: SweepRun, *, resume: bool, use_ray: bool, tracking: Any, key: 
     result = run_experiment(run.config, resume=resume, use_ray=use_ray and backend is None, backend=backend,
                             progress=progress, track=False)
     record_throughput(result.run_dir, model_digest=model_digest(run.config), generated=result.stats.generated,
-                      wall_s=time.monotonic() - start, completion_tokens=_fresh_completion_tokens(result))
+                      wall_s=time.monotonic() - start,
+                      mean_completion_tokens=_fresh_completion_tokens(result))
     if tracking is not None:  # the model's cells are scored: log them now, not at the end of the sweep
         from biorab.tracking.experiment import log_results
 
@@ -122,17 +123,18 @@ def _parent_key(sweep: SweepConfig, sweep_dir: Path) -> str:
     return parent_key("sweep", sweep.name, sweep_dir)
 
 
-def _fresh_completion_tokens(result: Any) -> int:
-    """Completion tokens of the generations this execution computed (not read from the cache)."""
+def _fresh_completion_tokens(result: Any) -> float:
+    """Mean completion tokens of the run's freshly generated rows (not read from the cache)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    total = 0
+    total, n = 0, 0
     for cell in result.cells:
         table = pq.read_table(cell.predictions_path, columns=["gen_completion_tokens", "gen_cached"])
         fresh = table.filter(pc.invert(pc.fill_null(table["gen_cached"], True)))
         total += int(pc.sum(fresh["gen_completion_tokens"]).as_py() or 0)
-    return total
+        n += fresh.num_rows
+    return total / n if n else 0.0
 
 
 def _add(out: SweepResult, result: Any) -> None:

@@ -57,12 +57,14 @@ def gpu_hours(profile: ModelProfile, spec: ThroughputSpec, *, prompt_tokens: int
 
 
 def record_throughput(run_dir: Path, *, model_digest: str, generated: int, wall_s: float,
-                      completion_tokens: int) -> None:
-    """Add one execution's numbers to ``<run dir>/throughput.json`` (a list of records, append-only)."""
+                      mean_completion_tokens: float) -> None:
+    """Add one execution's numbers to ``<run dir>/throughput.json`` (a list of records, append-only):
+    fresh generations and wall time of this execution, and the mean completion tokens of the run's freshly
+    generated rows (from its predictions, whichever attempt wrote them)."""
     path = run_dir / THROUGHPUT_FILE
     records: list[dict[str, Any]] = json.loads(path.read_text()) if path.is_file() else []
     records.append({"model_digest": model_digest, "generated": generated, "wall_s": round(wall_s, 3),
-                    "completion_tokens": completion_tokens})
+                    "mean_completion_tokens": round(mean_completion_tokens, 3)})
     path.write_text(json.dumps(records, indent=1), encoding="utf-8")
 
 
@@ -75,6 +77,6 @@ def read_measured(sweep_dir: Path) -> dict[str, Measured]:
             if rec["generated"] > 0:
                 t = totals.setdefault(rec["model_digest"], [0.0, 0.0, 0.0])
                 t[0] += rec["wall_s"]
-                t[1] += rec["completion_tokens"]
+                t[1] += rec["mean_completion_tokens"] * rec["generated"]
                 t[2] += rec["generated"]
     return {k: Measured(w / n, c / n, int(n)) for k, (w, c, n) in totals.items()}
