@@ -74,7 +74,7 @@ def read_measured(sweep_dir: Path) -> dict[str, Measured]:
     totals: dict[str, list[float]] = {}
     for path in sorted(sweep_dir.glob(f"*/{THROUGHPUT_FILE}")):
         for rec in json.loads(path.read_text()):
-            if rec["generated"] > 0:
+            if rec.get("generated", 0) > 0 and "mean_completion_tokens" in rec:  # older records: skipped
                 t = totals.setdefault(rec["model_digest"], [0.0, 0.0, 0.0])
                 t[0] += rec["wall_s"]
                 t[1] += rec["mean_completion_tokens"] * rec["generated"]
