@@ -36,14 +36,21 @@ def validate(
         help="skip the data checks on disk")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides the "
                                                   "config's data_dir)")] = None,
+    skip_tracking: Annotated[bool, typer.Option("--skip-tracking/--check-tracking", metavar="",
+        help="do not contact the tracking server")] = False,
 ) -> None:
-    """Check an experiment config (keys, names, component params, splits, data files) and list its cells."""
+    """Check an experiment config (keys, names, component params, splits, data files, a tracking server
+    answering within 3 s) and list its cells."""
     from biorab.runner.experiment_source import experiment_sources
     from biorab.runner.preflight import preflight
     from biorab.runner.validate import load_experiment
 
     cfg = load_experiment(config, check_data=not skip_data, data_dir=data_dir)
     preflight(cfg, path=config, check_data=not skip_data)  # the same checks `biorab run` makes first
+    if cfg.tracking.enabled and not skip_tracking:
+        from biorab.tracking.preflight import check_server, resolve_uri
+
+        check_server(resolve_uri(cfg.tracking.uri, cfg.run_dir()))
     listed, unlisted = [], []
     for source in experiment_sources():
         cells = source.cells(cfg, load_data=not skip_data)

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drugmech",
     "serve",
     "tune",
+    "sweep",
 )
 
 app = typer.Typer(

@@ -103,15 +103,23 @@ def _run_locked(
         clean_temporaries(cells_dir / s.plan.cell_id)
     methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
     pending = [row for s in slices for row in s.pending]
-    stats = _execute(config, slices, pending, cells_dir, executor, progress)
+    tracked = config.tracking.enabled if track is None else track
+    # Runs are opened before the work (a crash leaves them to take over); results reach disk before MLflow.
+    tracking = _start_tracking(config, run_dir, [s.plan for s in slices]) if tracked else None
+    try:
+        stats = _execute(config, slices, pending, cells_dir, executor,
+                         tracking.progress(progress) if tracking else progress)
+    except BaseException:
+        if tracking is not None:
+            tracking.fail()
+        raise
     results, sections, text = _score(config, planned, cells_dir, run_dir)
     add_extra_results(results, slices, methods, config)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
     report = run_dir / "report.md"
     table = render_report(config.name, results, stats.to_json(), config.backend.name)
     write_text_atomic(report, table + text)
-    tracked = config.tracking.enabled if track is None else track
-    uri = _track(config, results, run_dir, report) if tracked else None
+    uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, sections)
 
 
@@ -151,7 +159,14 @@ def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[
     return results, sections, text
 
 
-def _track(config: ExperimentConfig, results: list[CellResult], run_dir: Path, report: Path) -> str:
-    from biorab.tracking import track_run
+def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Any]) -> Any:
+    from biorab.tracking.experiment import start_run_tracking
 
-    return track_run(config, results, run_dir=run_dir, report_path=report)
+    return start_run_tracking(config, run_dir, plans)
+
+
+def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,
+                     report: Path) -> str:
+    from biorab.tracking.experiment import finish_run_tracking
+
+    return finish_run_tracking(tracking, config, results, run_dir, report)

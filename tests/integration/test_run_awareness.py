@@ -131,7 +131,8 @@ def test_dedupe_false_keeps_duplicate_examples(tmp_path: Path, data_dir: Path) -
 
 
 @pytest.mark.slow
-def test_rates_are_logged_to_mlflow(tmp_path: Path, data_dir: Path) -> None:
+def test_rates_are_logged_to_mlflow(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     cfg = na_config(tmp_path, data_dir)
     cfg = cfg.model_copy(update={"tracking": cfg.tracking.model_copy(update={"enabled": True})})
     result = run_experiment(cfg)
@@ -141,10 +142,11 @@ def test_rates_are_logged_to_mlflow(tmp_path: Path, data_dir: Path) -> None:
     client = MlflowClient(tracking_uri=result.tracking_uri)
     experiment = client.get_experiment_by_name("aware")
     assert experiment is not None
-    (run,) = client.search_runs([experiment.experiment_id])
+    runs = client.search_runs([experiment.experiment_id])
+    (run,) = [r for r in runs if "mlflow.parentRunId" in r.data.tags]  # the one cell, under its parent
     metrics = run.data.metrics
     assert metrics["true_negative_awareness_rate"] == pytest.approx(1 / 2)
     assert metrics["false_negative_awareness_rate"] == pytest.approx(3 / 4)
     name = "false_negative_awareness_rate"
-    assert metrics[f"{name}_ci_low"] <= 3 / 4 <= metrics[f"{name}_ci_high"]
-    assert run.data.params["retrieval.0.testbed"] == "negative_awareness"
+    assert metrics[f"ci_low/{name}"] <= 3 / 4 <= metrics[f"ci_high/{name}"]
+    assert run.data.params["testbed"] == "negative_awareness" and run.data.params["awareness_probe"] == "True"

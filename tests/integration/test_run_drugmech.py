@@ -104,23 +104,28 @@ def test_failed_generations_are_incomplete_and_retried(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     result = run_experiment(make_config(tmp_path, tracking=True))
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=result.tracking_uri)
     experiment = client.get_experiment_by_name("dm")
     assert experiment is not None
-    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    everything = client.search_runs([experiment.experiment_id])
+    (parent,) = [r for r in everything if "mlflow.parentRunId" not in r.data.tags]
+    runs = {r.info.run_name: r for r in everything if "mlflow.parentRunId" in r.data.tags}
     assert len(runs) == 8
-    run = runs["dm-change_pos_dpi_r250__open__run1"]
+    run = runs["fake/dm-change_pos_dpi_r250__open__run1"]
     assert {k: run.data.tags[k] for k in ("query_file", "world", "mode", "run", "backend", "task")} == {
         "query_file": "change_pos_dpi_r250", "world": "open", "mode": "", "run": "1", "backend": "fake",
         "task": "drugmech"}
     assert run.data.metrics == {"n": 4.0, "parse_failures": 1.0, "generation_failures": 0.0,
                                 "n_incomplete": 1.0, "accuracy_strict": 0.25, "accuracy_relaxed": 0.5,
                                 "accuracy_strict_complete_only": pytest.approx(1 / 3)}
-    assert run.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"
-    assert run.data.params["drugmech.runs"] == "2"
+    assert parent.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"  # the shared config
+    assert parent.data.params["drugmech.runs"] == "2"
+    assert (run.data.params["query_file"], run.data.params["world"], run.data.params["run"]) == (
+        "change_pos_dpi_r250", "open", "1")
     (pred,) = client.list_artifacts(run.info.run_id, "predictions")
     cell_id = by_label(result)["dm-change_pos_dpi_r250__open__run1"].plan.cell_id
     assert pred.path == f"predictions/{cell_id}.parquet"

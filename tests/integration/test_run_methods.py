@@ -11,30 +11,19 @@ import pyarrow.parquet as pq
 import pytest
 
 from biorab.corpora import build_corpus
-from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
 from biorab.runner.local import LocalExecutor
+from tests.support.method_runs import N, answers
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).
 pytestmark = pytest.mark.full_data
-
-N = 6
 
 
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
-
-
-def answers(data_dir: Path) -> dict[str, str]:
-    """Gold answers for the test slice; for the corpus review, "incorrect: <gold>" for exactly the items the
-    counterfactual testbed corrupted (every other item gets the default "correct")."""
-    out = {ex.id: ex.label for ex in load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:N]}
-    _, ledger = build_corpus("counterfactual", "ade_corpus_v2", rate=0.8, seed=0, data_dir=data_dir)
-    out.update({f"{e.item_id}/detect": f"incorrect: {e.original}" for e in ledger.entries})
-    return out
 
 
 def config(tmp_path: Path, data_dir: Path, params: dict[str, object]) -> ExperimentConfig:

@@ -27,6 +27,7 @@ pytestmark = [
 def test_smoke_job_on_local_ray_with_the_cpu_model(tmp_path: Path, data_dir: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     smoke = load_experiment(REPO / "jobs" / "smoke.yaml")
     assert smoke.backend.name == "transformers" and smoke.backend.params["model"] == "smollm2"
     cfg = ExperimentConfig.model_validate({

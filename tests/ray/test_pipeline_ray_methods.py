@@ -4,7 +4,6 @@ with nothing generated again."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +12,7 @@ import pytest
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
 from pipelines.ral import RayExecutor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_methods import answers  # noqa: E402
+from tests.support.method_runs import answers
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
