@@ -60,6 +60,11 @@ def _quiet_defaults() -> None:
         "TOKENIZERS_PARALLELISM": "false",
         "RAY_DATA_LOG_LEVEL": "WARNING",  # Ray Data logs every execution plan at INFO
         "MLFLOW_LOGGING_LEVEL": "WARNING",  # and MLflow every schema migration of a new store
+        # An unreachable tracking server fails in seconds, not after minutes of retries (the results are
+        # on disk first; `biorab track RUN_DIR` logs them later).
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+        "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     }.items():
         os.environ.setdefault(key, value)
 

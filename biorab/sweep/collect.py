@@ -41,7 +41,7 @@ class CellRecord:
 
 def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list[CellRecord], list[str]]:
     """Every finished cell of the sweep, and the runs that have no results yet."""
-    from biorab.metrics.scoring import PRIMARY_METRIC
+    from biorab.metrics.task_scoring import PRIMARY_METRIC
 
     axes = {(c.model, c.seed, c.dataset.name, c.dataset.split, c.retrieval.model_dump_json()): c
             for c in expand_cells(sweep, path=path)}

@@ -28,8 +28,8 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
+from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ParserMode, TestbedKind, TrackingConfig
-from biorab.experiment_drugmech import DrugMechSpec
 from biorab.generation.base import SamplingParams
 from biorab.params import Params
 

@@ -204,7 +204,7 @@ def _drugmech_estimate(run: SweepRun, info: ModelInfo, estimated: dict[str, int]
     """DrugMech cells are counted with estimated prompts (rendering them loads DrugMechDB); returns cells."""
     if run.config.drugmech is None:
         return 0
-    from biorab.runner.drugmech_plan import drugmech_cells
+    from biorab.drugmech.experiment.cell_plan import drugmech_cells
 
     try:
         cells = drugmech_cells(run.config)

@@ -146,8 +146,7 @@ def _add(out: SweepResult, result: Any) -> None:
 
 def _start_tracking(sweep: SweepConfig, sweep_dir: Path, runs: list[SweepRun]) -> Any:
     """The sweep's parent (the sweep config as params) and a child per cell of every run (RUNNING)."""
-    from biorab.runner.drugmech_plan import drugmech_cells
-    from biorab.runner.plan import plan_run
+    from biorab.runner.experiment_source import experiment_sources
     from biorab.tracking.cells import cell_entry
     from biorab.tracking.experiment import model_digest
     from biorab.tracking.flatten import mlflow_params
@@ -164,8 +163,8 @@ def _start_tracking(sweep: SweepConfig, sweep_dir: Path, runs: list[SweepRun]) -
         tags={"biorab.kind": "sweep", **provenance_tags()})
     entries = []
     for run in runs:
-        plans = [s.plan for s in plan_run(run.config, run.config.run_dir() / "cells")]
-        plans += [plan for _loaded, plan in drugmech_cells(run.config)]
+        cells_dir = run.config.run_dir() / "cells"
+        plans = [s.plan for source in experiment_sources() for s in source.plan(run.config, cells_dir)]
         digest = model_digest(run.config)
         entries += [cell_entry(run.config, p, key, model=run.model, model_digest=digest,
                                method=getattr(p.retrieval, "method", "none")) for p in plans]

@@ -51,8 +51,8 @@ def versus_baselines(cells: list[CellRecord], *, n_boot: int, seed: int = 0
                            ) -> dict[int, Significance]:
     """Index of a cell in `cells` → its test against its baseline (cells without one are left out)."""
     from biorab.labels import LABELS
-    from biorab.metrics.file_scoring import triple_matching_for
     from biorab.metrics.paired import compare
+    from biorab.metrics.predictions_scoring import triple_matching_for
 
     raw: dict[int, tuple[float, float, float]] = {}
     for i, cell in enumerate(cells):

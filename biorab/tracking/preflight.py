@@ -15,10 +15,6 @@ from biorab.errors import TrackingError
 
 CHECK_TIMEOUT_S = 3.0
 #: MLflow's own HTTP client: fail after one short retry instead of its default ~7 retries with backoff.
-FAST_HTTP_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-                 "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}
-
-
 def resolve_uri(configured: str | None, run_dir: Path) -> str:
     """`configured`, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<run dir>/mlflow.db``."""
     default = f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
@@ -45,9 +41,3 @@ def check_server(uri: str, *, timeout: float = CHECK_TIMEOUT_S) -> None:
     except (urllib.error.URLError, OSError, TimeoutError) as e:
         raise TrackingError(f"MLflow tracking server {uri} is not reachable ({e}); check tracking.uri / "
                             "$MLFLOW_TRACKING_URI") from e
-
-
-def fast_http_env() -> None:
-    """Bound MLflow's HTTP retries (unless the user set them)."""
-    for key, value in FAST_HTTP_ENV.items():
-        os.environ.setdefault(key, value)

@@ -21,7 +21,7 @@ from typing import Any
 
 from biorab.errors import TrackingError
 from biorab.tracking import runs as keyed
-from biorab.tracking.preflight import check_server, fast_http_env
+from biorab.tracking.preflight import check_server
 
 #: How many predictions a child's UI table shows (the full predictions are the Parquet artifact).
 TABLE_ROWS = 500
@@ -73,7 +73,6 @@ class TrackingSession:
         except TrackingStoreError as e:
             raise TrackingError(f"{e}. {hint}") from e
         check_server(uri)
-        fast_http_env()
         with _mlflow_errors(f"open experiment {experiment!r} at {uri}", hint):
             client = MlflowClient(tracking_uri=uri)
             found = client.get_experiment_by_name(experiment)

@@ -17,6 +17,12 @@ from tests.support.cli_runs import biorab, start, write_config
 # Pinned numbers of the full staged data (not the fixtures in tests/data).
 pytestmark = pytest.mark.full_data
 
+
+@pytest.fixture(autouse=True)
+def run_dir_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the run dir's own store (``$MLFLOW_TRACKING_URI`` would take precedence)."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
 TRACKED = {"tracking": {"enabled": True}, "datasets": [{"name": "semclass", "limit": 4},
                                                        {"name": "ade_corpus_v2", "limit": 4}]}
 
@@ -32,10 +38,12 @@ def mlflow_cells(run_dir: Path, experiment: str) -> dict[str, dict[str, float]]:
     client = MlflowClient(tracking_uri=f"sqlite:///{run_dir / 'mlflow.db'}")
     exp = client.get_experiment_by_name(experiment)
     assert exp is not None
-    runs = client.search_runs([exp.experiment_id])
+    every = client.search_runs([exp.experiment_id])
+    runs = [r for r in every if "cell_id" in r.data.tags]  # the children; one parent run per `biorab run`
+    assert len(every) - len(runs) == 1, "one parent run"
     cells = [r.data.tags["cell_id"] for r in runs]
     assert len(cells) == len(set(cells)), f"more than one MLflow run per cell: {sorted(cells)}"
-    assert all(r.info.status == "FINISHED" for r in runs)
+    assert all(r.info.status == "FINISHED" for r in every)
     return {r.data.tags["cell_id"]: r.data.metrics for r in runs}
 
 

@@ -88,8 +88,8 @@ def test_errors_name_file_and_key(tmp_path: Path, change: dict, key: str | None,
 
 
 def test_methods_axis_passes_through_to_the_retrieval_entry(tmp_path: Path) -> None:
-    # `method` belongs to the retrieval entry (branch `methods`); until it exists, validation rejects it.
-    path = write(tmp_path, base(retrievers=["bm25"], methods=["detect_correct"]))
-    with pytest.raises(ConfigError) as err:
-        expand_cells(load_sweep(path))
-    assert err.value.key == "matrix.0.method" and "unknown key" in str(err.value)
+    path = write(tmp_path, base(retrievers=["bm25"], testbeds=["counterfactual"], rates=[0.8],
+                                methods=["none", "detect_correct"]))
+    cells = expand_cells(load_sweep(path))
+    assert sorted((c.method, c.retrieval.method, c.retrieval.testbed) for c in cells) == [
+        ("detect_correct", "detect_correct", "counterfactual"), ("none", "none", "counterfactual")]
