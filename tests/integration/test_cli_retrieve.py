@@ -127,6 +127,7 @@ def test_bad_input_exits_2_with_a_clear_message(data_dir: Path) -> None:
         assert message in out.stderr, (extra, out.stderr)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_retrieve_keeps_ties_by_default_as_run_configs(data_dir: Path) -> None:
     """One default: `retrieve` keeps the hits tied with the k-th score, as `retrieval[].keep_ties`."""
     from biorab.experiment import RetrievalSpec
