@@ -22,6 +22,7 @@ def run(
     from biorab.runner import run_experiment
     from biorab.runner.validate import load_experiment
 
+    started = time.perf_counter()
     cfg = load_experiment(config).with_limit(limit)
     if output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
@@ -44,6 +45,8 @@ def run(
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    # wall time from config load to the table, start-up (Ray, model load) included: what a user waits for
+    typer.echo(f"wall time: {time.perf_counter() - started:.1f} s")
 
 
 class _progress:

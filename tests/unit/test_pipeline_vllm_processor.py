@@ -99,7 +99,7 @@ def rendered_row(constraint: OutputConstraint | None, stop: tuple[str, ...] = ("
 def test_request_sampling_with_structured_outputs() -> None:
     triples = OutputConstraint(regex=r"[^|\n]+\|(?:effect|dosage)\|[^|\n]+")
     choices = OutputConstraint(choices=("(A)", "(B)"))
-    free = SamplingParams(max_tokens=16, stop=("###",))
+    free = SamplingParams(max_tokens=16, stop=("###",), constrained=False)
     assert request_sampling(free, rendered_row(triples)) == {
         "max_tokens": 16, "temperature": 0.0, "top_p": 1.0, "seed": 0, "stop": ["###", "\n\n"],
         "structured_outputs": None}
