@@ -75,6 +75,7 @@ def test_processor_config_from_the_vllm_backend_params(tmp_path: Path) -> None:
     [
         ("{name: transformers}", "", "backend.name"),
         ("{name: vllm, params: {model: m, adapter_path: /a}}", "", "backend.params.adapter_path"),
+        ("{name: vllm, params: {model: m, batch_invariant: true}}", "", "backend.params.batch_invariant"),
         ("{name: vllm, params: {model: m}}", "sampling: {score_labels: true}\n", "sampling.score_labels"),
         ("{name: vllm, params: {model: m, engine_kwargs: {}}}", "", "backend.params.engine_kwargs"),
     ],
