@@ -20,7 +20,7 @@ from pydantic import Field
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
-from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
+from biorab.generation.base import SamplingParams, model_input_text, stable_digest, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
@@ -78,6 +78,8 @@ class TransformersBackend:
         self.tokenizer = self._load_tokenizer()
         self.model: Any = self._load_model()
         self._digest = weights_digest(self.source, p.adapter_path, self.dtype)  # resolved: auto = explicit
+        if p.choices_via == "grammar":  # other label answers, other keys (the default keeps its keys)
+            self._digest = stable_digest({"weights": self._digest, "choices_via": "grammar"})
         self._grammar_cache: Any = None
 
     @property

@@ -104,6 +104,7 @@ def test_per_row_constraints_in_one_batch(backend: TransformersBackend) -> None:
     assert re.fullmatch(SMALL_TRIPLE.regex or "", gens[1].text)
     assert gens[2].text in YN.choices and gens[2].label_logprobs is None  # decoded, not scored
     assert [g.batch_size for g in gens] == [3, 3, 3] and alone.batch_size == 1
+    assert grammar_backend.model_digest != backend.model_digest  # label answers differ: so do cache keys
 
 
 def test_stop_strings_still_apply_under_a_grammar(backend: TransformersBackend) -> None:
