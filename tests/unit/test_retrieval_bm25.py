@@ -183,6 +183,9 @@ def test_okapi_mode_equals_rank_bm25(tmp_path: Path) -> None:
     assert scores.tolist() == pytest.approx([d0, d1, 0.0], rel=1e-12)
     reference = BM25Okapi(retriever.tokenize(DOCS)).get_scores(retriever.tokenize(["Aspirin fever?"])[0])
     assert scores.tolist() == pytest.approx(reference.tolist(), rel=1e-12)
+    hits = retriever.search({"q": "Aspirin fever?"}, k=3)["q"]  # the batched search path, float64 scores
+    assert [(h.doc_id, h.score) for h in hits] == [("d0", pytest.approx(d0, rel=1e-12)),
+                                                    ("d1", pytest.approx(d1, rel=1e-12))]  # fmt: skip
     robertson = build_retriever("bm25", {"method": "robertson", "dedupe": False}, cache_root=tmp_path)
     robertson.index(_items(DOCS))
     assert robertson.scores("Aspirin fever?")[1] == 0.0  # clipped: the cause of the MedMCQA disagreements
