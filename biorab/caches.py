@@ -134,11 +134,23 @@ def hits_key(
 
 
 def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:
-    """Key of one generation: (model digest, prompt, stops, output constraint, sampling params + seed)."""
+    """Key of one generation: (model digest, prompt, stops, output constraint, sampling params + seed).
+
+    Two rules keep keys honest without invalidating caches needlessly:
+    - ``constrained`` cannot change the output of a prompt without a constraint, so such prompts are keyed
+      as unconstrained (the old default): turning guided decoding on by default left their keys alone.
+    - a constrained regex prompt carries the marker ``guided-regex``: before xgrammar guided decoding, the
+      transformers backend generated those freely under the same params, and those cached texts must not
+      be served as if they had been constrained.
+    """
     constraint = prompt.constraint.to_json() if prompt.constraint else None
-    return stable_digest(
-        ["gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, params.digest()]
-    )
+    keyed = params if prompt.constraint else params.model_copy(update={"constrained": False})
+    parts: list[object] = [
+        "gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, keyed.digest()
+    ]
+    if params.constrained and prompt.constraint is not None and prompt.constraint.regex:
+        parts.append("guided-regex")
+    return stable_digest(parts)
 
 
 class HitStore:

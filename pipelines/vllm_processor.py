@@ -51,6 +51,10 @@ def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, An
     if p.adapter_path:
         raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
                           key="backend.params.adapter_path")
+    if p.batch_invariant:  # the in-process backend sets VLLM_BATCH_INVARIANT; Ray's replicas would not see it
+        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
+                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
+                          key="backend.params.batch_invariant")
     source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
     kwargs = engine_kwargs(p, source.location, on_cpu=False)
     model = kwargs.pop("model")

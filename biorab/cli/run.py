@@ -38,6 +38,7 @@ def run(
     from biorab.runner.experiment_source import experiment_sources
     from biorab.runner.preflight import preflight
 
+    started = time.perf_counter()
     err = Console(stderr=True)
     cfg = _load(config, data_dir=data_dir, fetch=not no_fetch, backend=backend, err=err).with_limit(limit)
     if output_dir is not None:
@@ -62,6 +63,8 @@ def run(
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    # wall time from config load to the table, start-up (Ray, model load) included: what a user waits for
+    typer.echo(f"wall time: {time.perf_counter() - started:.1f} s")
     _exit_if_incomplete(result)
 
 

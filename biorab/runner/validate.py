@@ -99,6 +99,10 @@ def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
     if config.backend.params.get("adapter_path"):
         raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
                           key="backend.params.adapter_path", path=path)
+    if config.backend.params.get("batch_invariant"):
+        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
+                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
+                          key="backend.params.batch_invariant", path=path)
     if config.sampling.score_labels:
         raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
                           "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)

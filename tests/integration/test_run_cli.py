@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,7 @@ def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path,
     assert "generated 3, from cache 0, failed 0" in out.stderr and "3/3" in out.stderr
     db = tmp_path / "runs" / "cli" / "mlflow.db"
     assert f"browse: mlflow ui --backend-store-uri sqlite:///{db}" in out.stdout and db.is_file()
+    assert re.search(r"^wall time: \d+\.\d s$", out.stdout, re.MULTILINE)  # the job prints how long it took
     again = biorab("run", str(path), "--no-ray", "--limit", "3", cache=tmp_path / "cache")
     assert again.returncode == 0 and "nothing to compute" in again.stderr
     fresh = biorab("run", str(path), "--no-ray", "--limit", "3", "--fresh", cache=tmp_path / "cache")

@@ -70,6 +70,26 @@ def test_choice_mode_batch_invariant() -> None:
     assert together == one_by_one
 
 
+def test_batch_size_is_recorded_and_not_in_the_cache_key() -> None:
+    from biorab.caches import generation_key
+    from biorab.records import Generation
+    from biorab.runner.rows import ROW_SCHEMA, row_generation, set_generation
+
+    prompts = _prompts(3)
+    backend = build_backend("fake", {"mode": "choice"})
+    assert [g.batch_size for g in backend.generate(prompts, SamplingParams())] == [3, 3, 3]
+    (alone,) = backend.generate(prompts[:1], SamplingParams())
+    assert alone.batch_size == 1
+    row: dict[str, object] = {}
+    set_generation(row, alone, key="k", cached=False)
+    assert row["gen_batch_size"] == 1 and "gen_batch_size" in ROW_SCHEMA.names
+    assert row_generation(row) == alone
+    assert Generation.from_row({"text": "old"}).batch_size is None  # rows cached before the field existed
+    # the key is a function of (model, prompt, params) only; pinned values: test_experiment_stores.py
+    key = generation_key("m", prompts[0], SamplingParams())
+    assert key == generation_key("m", prompts[0], SamplingParams(max_tokens=64))
+
+
 def test_label_logprobs_are_a_distribution_ranking_the_answer_first() -> None:
     backend = build_backend("fake", {"mode": "choice"})
     for gen in backend.generate(_prompts(10), SamplingParams(score_labels=True)):

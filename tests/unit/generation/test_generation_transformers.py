@@ -94,7 +94,7 @@ def _direct_logprob(model: object, tokenizer: object, prompt: str, label: str) -
 
 def test_label_logprobs_match_unpadded_forward(backend: TransformersBackend) -> None:
     prompts = _prompts(constraint=YN)
-    gens = backend.generate(prompts, SamplingParams(max_tokens=4, score_labels=True))
+    gens = backend.generate(prompts, SamplingParams(max_tokens=4, score_labels=True, constrained=False))
     for prompt, gen in zip(prompts, gens, strict=True):
         assert gen.label_logprobs is not None and list(gen.label_logprobs) == ["y", "n", "maybe so"]
         for label, value in gen.label_logprobs.items():

