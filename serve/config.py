@@ -25,6 +25,8 @@ from biorab.params import Params
 SMOKE_CONFIG = Path(__file__).with_name("smoke.yaml")
 #: What ``--backend fake`` selects: a deterministic label choice (tests and load benches).
 FAKE_BACKEND: dict[str, Any] = {"name": "fake", "params": {"mode": "choice"}}
+#: Blocks an override replaces whole: another backend's params, or another retrieval setting, never mix.
+REPLACED_BLOCKS = frozenset({"backend", "retrieval", "sampling"})
 
 
 class DeploymentOptions(Params):
@@ -196,7 +198,7 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
         overrides: nested keys merged over the file (``{"limits": {"max_k": 4}}``).
     """
     path = Path(path) if path is not None else SMOKE_CONFIG
-    data = merge(read_yaml(path), overrides or {})
+    data = merge(read_yaml(path), overrides or {}, replace=REPLACED_BLOCKS)
     if backend == "fake":
         data["backend"] = FAKE_BACKEND
     elif backend is not None:
@@ -206,11 +208,12 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
     return cfg
 
 
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` merged into `base`, recursively for nested mappings."""
+def merge(base: Mapping[str, Any], over: Mapping[str, Any], *, replace: frozenset[str] = frozenset()
+          ) -> dict[str, Any]:
+    """`over` merged into `base`, recursively for nested mappings except the top-level keys in `replace`."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+        if key not in replace and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = merge(out[key], value)
         else:
             out[key] = value

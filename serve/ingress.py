@@ -32,6 +32,7 @@ from serve.errors import ApiError, overloaded
 from serve.http import GUARD, Guard, install
 from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
+from serve.stores import thread_safe
 from serve.schemas import ChatRequest, RALRequest, RetrieveRequest
 
 log = logging.getLogger("ray.serve")
@@ -70,7 +71,7 @@ class Ingress:
             if self.cfg.cache.generations:
                 from biorab.paths import cache_dir
 
-                store = GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1])
+                store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
             self._answerer = Answerer(self.cfg, self.retriever, self.generator,
                                       self.model_info["model_digest"], store)
         return self._answerer

@@ -15,6 +15,7 @@ from ray import serve
 
 from biorab.caches import HitStore, default_store_paths
 from biorab.ral import CachedRetriever, RetrievedHits, Selection, build_testbed_retriever
+from serve.stores import thread_safe
 
 log = logging.getLogger("ray.serve")
 
@@ -34,7 +35,7 @@ class Retriever:
 
         spec = RetrievalSpec.model_validate(retrieval)
         root = default_cache(cache_dir)
-        store = HitStore(default_store_paths(Path(root))[0]) if hits else None
+        store = thread_safe(HitStore(default_store_paths(Path(root))[0])) if hits else None
         started = time.monotonic()
         log.info("loading the %s index of the %s/%s corpus (built and cached on first use)",
                  spec.retriever, dataset, spec.testbed)
