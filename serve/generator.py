@@ -84,6 +84,11 @@ class Generator:
 
     @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.02)
     async def _batch(self, items: list[tuple[Prompt, SamplingParams]]) -> list[Generation]:
+        return await self.run_batch(items)
+
+    async def run_batch(self, items: Sequence[tuple[Prompt, SamplingParams]]) -> list[Generation]:
+        """Generate one batch of (prompt, sampling) items: prompts over the context get an error row, the
+        rest go to the backend in one call per distinct sampling."""
         out: list[Generation | None] = [None] * len(items)
         groups: dict[str, list[int]] = {}
         for i, (prompt, sampling) in enumerate(items):
