@@ -42,7 +42,8 @@ def serve_command(
     except KeyboardInterrupt:
         typer.echo("stopping: finishing in-flight requests...", err=True)
         _stop()
-        raise typer.Exit(130) from None
+        # Not typer.Exit: click returns its code from a non-standalone main instead of exiting with it.
+        raise SystemExit(130) from None
 
 
 def _ensure_key(cfg: Any) -> str | None:
