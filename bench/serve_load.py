@@ -48,7 +48,8 @@ class Level:
         return (len(self.latencies_ms) + self.errors) / self.wall_s
 
     def line(self) -> str:
-        return (f"  c={self.concurrency:<4} n={len(self.latencies_ms) + self.errors:<5} p50={self.pct(50):8.1f} ms "
+        n = len(self.latencies_ms) + self.errors
+        return (f"  c={self.concurrency:<4} n={n:<5} p50={self.pct(50):8.1f} ms "
                 f"p95={self.pct(95):8.1f} ms p99={self.pct(99):8.1f} ms  {self.throughput:7.2f} req/s  "
                 f"errors={self.errors}")
 
@@ -210,7 +211,8 @@ def main() -> None:
     if fake:
         direct = direct_latency_ms(cfg, examples[:100])
         served = results[0].pct(50) if results[0].concurrency == 1 else float("nan")
-        print(f"Serve overhead per request: served p50 {served:.2f} ms vs RAL core direct p50 {direct:.2f} ms "
+        print(f"Serve overhead per request: served p50 {served:.2f} ms vs RAL core direct p50 "
+              f"{direct:.2f} ms "
               f"= {served / direct:.1f}x ({served - direct:.2f} ms per request)")
         worst = max(results, key=lambda lv: lv.concurrency)
         print(f"errors at c={worst.concurrency}: {worst.errors}")

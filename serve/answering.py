@@ -72,7 +72,9 @@ class Answerer:
     def ral(self, timings: Timings, *, k: int | None = None, labels: list[str] | None = None,
             sampling: dict[str, Any] | None = None) -> RAL:
         cfg = self.cfg
-        template = self.template if labels is None else dataclasses.replace(self.template, labels=tuple(labels))
+        template = self.template
+        if labels is not None:
+            template = dataclasses.replace(template, labels=tuple(labels))
         params: SamplingParams = cfg.sampling.model_copy(update=sampling or {})
         retriever = RetrieverClient(self.retriever, timings, k) if cfg.retrieval.retrieves else None
         backend = GeneratorClient(self.generator, timings, self.model_digest)
@@ -101,7 +103,8 @@ def raise_for_generation(answer: Answer) -> None:
     if match:
         n, max_tokens, limit = (int(g) for g in match.groups())
         raise ApiError(400, f"input too long: the prompt has {n} tokens after retrieval "
-                            f"({len(answer.hits)} retrieved example(s)); with max_tokens={max_tokens} it exceeds "
+                            f"({len(answer.hits)} retrieved example(s)); with max_tokens={max_tokens} it "
+                            "exceeds "
                             f"the model's context of {limit} tokens (shorten the input by at least "
                             f"{n + max_tokens - limit} tokens or ask for a smaller k)", param="input")
     raise ApiError(502, "the generator failed for this request; retry later", type="server_error")

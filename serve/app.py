@@ -62,13 +62,20 @@ def compose(cfg: ServeConfig, digests: list[str] | None) -> Application:
     d = cfg.deployments
     retriever = None
     if cfg.retrieval.retrieves:
-        retriever = Retriever.options(**d.retriever.ray_options()).bind(
+        retriever = _deployment(Retriever, d.retriever.ray_options()).bind(
             cfg.retrieval.model_dump(mode="json"), dataset=cfg.dataset, seed=cfg.seed, data_dir=cfg.data_dir,
             cache_dir=cfg.cache.dir, hits=cfg.cache.hits)
-    generator = Generator.options(**d.generator.ray_options()).bind(
+    generator = _deployment(Generator, d.generator.ray_options()).bind(
         cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
         cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,
         max_batch_size=d.generator.max_batch_size, batch_wait_timeout_s=d.generator.batch_wait_timeout_s)
     ingress_opts = {**d.ingress.ray_options(),
                     "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}
-    return Ingress.options(**ingress_opts).bind(cfg.model_dump(mode="json"), retriever, generator, digests)
+    app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), retriever,
+                                                               generator, digests)
+    return app
+
+
+def _deployment(deployment: Any, options: dict[str, Any]) -> Any:
+    # `serve.deployment` returns a Deployment, but mypy sees the decorated class.
+    return deployment.options(**options)

@@ -47,4 +47,5 @@ def overloaded(retry_after_s: float, what: str) -> ApiError:
 
 
 def internal(request_id: str) -> ApiError:
-    return ApiError(500, f"internal error; quote request id {request_id} to the operator", type="server_error")
+    return ApiError(500, f"internal error; quote request id {request_id} to the operator",
+                    type="server_error")

@@ -47,7 +47,8 @@ class Generator:
         max_batch_size / batch_wait_timeout_s: `serve.batch` settings.
     """
 
-    def __init__(self, backend: dict[str, Any], *, adapter: str | None = None, tracking_uri: str | None = None,
+    def __init__(self, backend: dict[str, Any], *, adapter: str | None = None,
+                 tracking_uri: str | None = None,
                  cache_dir: str | None = None, context_tokens: int | None = None, max_batch_size: int = 8,
                  batch_wait_timeout_s: float = 0.02) -> None:
         params = dict(backend.get("params") or {})
@@ -64,8 +65,9 @@ class Generator:
         self.backend = build_backend(self.backend_name, params)
         self.context_tokens = context_tokens or getattr(self.backend, "context_length", None)
         self.tokenizer = getattr(self.backend, "tokenizer", None)
-        self._batch.set_max_batch_size(max_batch_size)
-        self._batch.set_batch_wait_timeout_s(batch_wait_timeout_s)
+        # serve.batch's wrapper has these setters; its type stub does not say so.
+        self._batch.set_max_batch_size(max_batch_size)  # type: ignore[attr-defined]
+        self._batch.set_batch_wait_timeout_s(batch_wait_timeout_s)  # type: ignore[attr-defined]
         self.batch_sizes: deque[int] = deque(maxlen=10_000)
 
     def info(self) -> dict[str, Any]:

@@ -88,9 +88,9 @@ async def _admit(request: Request, guard: Guard | None) -> None:
     """401 without a valid key (public probes excepted), 413 for a body over the limit."""
     if guard is None:
         return
-    if guard.keys is not None and request.url.path not in PUBLIC_PATHS:
-        if not guard.keys.accepts(request.headers.get("authorization")):
-            raise unauthorized()
+    public = request.url.path in PUBLIC_PATHS
+    if guard.keys is not None and not public and not guard.keys.accepts(request.headers.get("authorization")):
+        raise unauthorized()
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > guard.max_body_bytes:
         raise too_large(int(declared), guard.max_body_bytes)

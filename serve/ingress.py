@@ -32,8 +32,8 @@ from serve.errors import ApiError, overloaded
 from serve.http import GUARD, Guard, install
 from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
-from serve.stores import thread_safe
 from serve.schemas import ChatRequest, RALRequest, RetrieveRequest
+from serve.stores import thread_safe
 
 log = logging.getLogger("ray.serve")
 T = TypeVar("T")

@@ -42,7 +42,8 @@ class Retriever:
         self.base = build_testbed_retriever(
             testbed=spec.testbed, dataset=dataset, retriever=spec.retriever, params=spec.retriever_params,
             rate=spec.rate, seed=seed, data_dir=data_dir,
-            selection=Selection(k=spec.k, keep_ties=spec.keep_ties, tie_pool=spec.tie_pool, dedupe=spec.dedupe),
+            selection=Selection(k=spec.k, keep_ties=spec.keep_ties, tie_pool=spec.tie_pool,
+                                dedupe=spec.dedupe),
             store=store)
         log.info("index ready in %.1f s", time.monotonic() - started)
         self.by_k: dict[int, CachedRetriever] = {spec.k: self.base}

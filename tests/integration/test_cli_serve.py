@@ -66,8 +66,9 @@ def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "BIORAB_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("BIORAB_API_KEYS", None)  # the command must make a key itself rather than start open
-    proc = subprocess.Popen([sys.executable, "-m", "biorab.cli.main", "serve", str(config), "--port", str(port)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    cmd = [sys.executable, "-m", "biorab.cli.main", "serve", str(config), "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
     try:
         banner = _wait_for_banner(proc, timeout=600)
         assert f"ready at http://127.0.0.1:{port}" in banner
@@ -77,7 +78,8 @@ def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path
 
         from openai import OpenAI
 
-        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=key.group(1), max_retries=0, timeout=300)
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=key.group(1), max_retries=0,
+                        timeout=300)
         messages = [{"role": "user", "content": "Severe rash after a single low dose of methotrexate."}]
         plain = client.chat.completions.create(model="biorab-smoke", messages=messages)  # type: ignore[arg-type]
         ext = plain.model_extra["biorab"]

@@ -23,7 +23,8 @@ NAME = "biorab-ral-adapter"
 
 
 def register_adapter(tracking_uri: str, adapter: Path, *, alias: str = "best") -> str:
-    """Log `adapter` as a run artifact and register it as a version of NAME with `alias` (as training does)."""
+    """Log `adapter` as a run artifact and register it as a version of NAME with `alias` (as training
+    does)."""
     import mlflow
     from mlflow import MlflowClient
 
@@ -34,7 +35,8 @@ def register_adapter(tracking_uri: str, adapter: Path, *, alias: str = "best") -
     client = MlflowClient()
     if not client.search_registered_models(filter_string=f"name='{NAME}'"):
         client.create_registered_model(NAME)
-    version = client.create_model_version(NAME, source=f"{run.info.artifact_uri}/adapter", run_id=run.info.run_id)
+    version = client.create_model_version(NAME, source=f"{run.info.artifact_uri}/adapter",
+                                          run_id=run.info.run_id)
     client.set_registered_model_alias(NAME, alias, version.version)
     return str(version.version)
 
@@ -60,7 +62,8 @@ def generator(registry: dict[str, Any], adapter: str | None, tmp_path: Path) -> 
                                    cache_dir=str(tmp_path / "cache"), max_batch_size=4)
 
 
-def test_models_alias_uri_resolves_to_the_registered_peft_folder(registry: dict[str, Any], tmp_path: Path) -> None:
+def test_models_alias_uri_resolves_to_the_registered_peft_folder(registry: dict[str, Any],
+                                                                 tmp_path: Path) -> None:
     from serve.adapter import resolve_adapter
 
     resolved = resolve_adapter(f"models:/{NAME}@best", tracking_uri=registry["uri"], cache_dir=tmp_path)

@@ -83,7 +83,8 @@ def tempfile_dir() -> str:
     return tempfile.mkdtemp(prefix="rs-", dir="/tmp")  # short: Ray's unix socket paths are limited
 
 
-def post(server: dict[str, Any], path: str, body: Any, key: str | None = KEYS[0], **kw: Any) -> requests.Response:
+def post(server: dict[str, Any], path: str, body: Any, key: str | None = KEYS[0],
+         **kw: Any) -> requests.Response:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     headers.update(kw.pop("headers", {}))
     return requests.post(server["url"] + path, json=body, headers=headers, timeout=60, **kw)
@@ -103,7 +104,8 @@ def test_probes_and_models(server: dict[str, Any]) -> None:
     assert requests.get(url + "/healthz", timeout=10).json() == {"status": "ok"}  # no key needed
     assert requests.get(url + "/readyz", timeout=10).json() == {"status": "ready", "model": "ral-test"}
     assert requests.get(url + "/v1/models", timeout=10).status_code == 401
-    models = requests.get(url + "/v1/models", headers={"Authorization": f"Bearer {KEYS[1]}"}, timeout=10).json()
+    auth = {"Authorization": f"Bearer {KEYS[1]}"}
+    models = requests.get(url + "/v1/models", headers=auth, timeout=10).json()
     (entry,) = models["data"]
     assert (entry["id"], entry["object"]) == ("ral-test", "model")
     ext = entry["biorab"]
@@ -118,7 +120,8 @@ def test_retrieve_returns_pinned_bm25_evidence(server: dict[str, Any]) -> None:
     assert r.status_code == 200
     ev = r.json()["evidence"]
     assert [e["id"] for e in ev] == ["ade_corpus_v2/train/2769", "ade_corpus_v2/train/1949"]
-    assert ev[0]["text"] == "Bone marrow aplasia and severe skin rash after a single low dose of methotrexate."
+    assert ev[0]["text"] == ("Bone marrow aplasia and severe skin rash after a single low dose of "
+                             "methotrexate.")
     assert ev[0]["label"] == "1" and ev[0]["score"] > ev[1]["score"] > 0
 
 
@@ -170,7 +173,8 @@ def test_served_equals_evaluated(server: dict[str, Any], data_dir: Path, tmp_pat
 
 
 def test_request_id_in_and_out(server: dict[str, Any]) -> None:
-    r = post(server, "/v1/ral", {"input": "Aspirin caused gastric bleeding."}, headers={"X-Request-ID": "req-42"})
+    r = post(server, "/v1/ral", {"input": "Aspirin caused gastric bleeding."},
+             headers={"X-Request-ID": "req-42"})
     assert r.status_code == 200 and r.headers["X-Request-ID"] == "req-42"
     assert r.json()["request_id"] == "req-42" and r.json()["id"] == "req-42"
     assert r.json()["timings_ms"]["generation"] > 150  # the fake backend's 0.2 s per call, twice
@@ -222,7 +226,8 @@ def test_422_names_the_field(server: dict[str, Any], path: str, body: Any, field
 
 
 def test_404_for_a_model_not_served(server: dict[str, Any]) -> None:
-    r = post(server, "/v1/chat/completions", {"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})
+    r = post(server, "/v1/chat/completions",
+             {"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})
     assert r.status_code == 404 and "model 'gpt-4' is not served here" in r.json()["error"]["message"]
 
 
@@ -231,7 +236,8 @@ def test_413_for_a_body_over_the_limit(server: dict[str, Any]) -> None:
     assert r.status_code == 413
     assert r.json()["error"]["message"] == "request body of 20013 bytes exceeds the limit of 16384 bytes"
     chunked = requests.post(server["url"] + "/v1/ral", data=iter([b'{"input": "', b"y" * 20_000, b'"}']),
-                            headers={"Authorization": f"Bearer {KEYS[0]}", "Content-Type": "application/json"},
+                            headers={"Authorization": f"Bearer {KEYS[0]}",
+                                     "Content-Type": "application/json"},
                             timeout=30)  # no Content-Length: the middleware counts what arrives
     assert chunked.status_code == 413 and "exceeds the limit of 16384 bytes" in chunked.text
 
@@ -253,7 +259,8 @@ def test_400_when_the_prompt_does_not_fit_the_context(server: dict[str, Any]) ->
 def test_overload_gets_429_with_retry_after_never_a_hang(server: dict[str, Any]) -> None:
     started = time.monotonic()
     with ThreadPoolExecutor(24) as pool:
-        responses = list(pool.map(lambda i: post(server, "/v1/ral", {"input": f"overload probe {i}"}), range(24)))
+        responses = list(pool.map(lambda i: post(server, "/v1/ral", {"input": f"overload probe {i}"}),
+                                  range(24)))
     elapsed = time.monotonic() - started
     codes = [r.status_code for r in responses]
     assert set(codes) == {200, 429}, codes
@@ -268,7 +275,8 @@ def test_app_metrics_are_exported(server: dict[str, Any]) -> None:
     """Serve's own metrics and the app's, on Ray's Prometheus endpoint (exported every few seconds)."""
     post(server, "/v1/ral", {"input": "metrics probe"})
     names = ("ray_biorab_retrieval_latency_ms_bucket", "ray_biorab_generation_latency_ms_bucket",
-             "ray_biorab_tokens_total", "ray_biorab_awareness_judgements_total", "ray_serve_num_http_requests")
+             "ray_biorab_tokens_total", "ray_biorab_awareness_judgements_total",
+             "ray_serve_num_http_requests")
     served = re.compile(r'ray_biorab_requests_total\{[^}]*route="/v1/ral"[^}]*status="200"\} (\d+)')
     deadline, text = time.monotonic() + 90, ""
     while time.monotonic() < deadline:

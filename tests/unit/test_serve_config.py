@@ -91,7 +91,8 @@ def test_serve_config_yaml_is_a_valid_ray_serve_config_bound_to_loopback() -> No
     assert (REPO / app.args["config"]).resolve() == SMOKE_CONFIG.resolve()
 
 
-def test_build_app_composes_three_deployments_and_refuses_to_start_open(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_app_composes_three_deployments_and_refuses_to_start_open(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from serve.app import build_app
 
     monkeypatch.delenv("BIORAB_API_KEYS", raising=False)
