@@ -175,6 +175,8 @@ def main() -> None:
     from serve.config import load_serve_config
 
     overrides: dict[str, Any] = {"name": APP, "data_dir": args.data_dir, "auth": {"enabled": True}}
+    if fake:  # waiting for a fuller batch buys nothing when generating costs nothing
+        overrides["deployments"] = {"generator": {"batch_wait_timeout_s": 0.002}}
     cfg = load_serve_config(backend="fake" if fake else None, overrides=overrides)
     batch = cfg.deployments.generator.max_batch_size
     examples = instances(n, args.data_dir)

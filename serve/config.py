@@ -41,6 +41,9 @@ class DeploymentOptions(Params):
         max_queued_requests: requests waiting for a replica; beyond it callers get 429/503 at once
             (``-1``: unbounded, which can hang clients under overload).
         graceful_shutdown_timeout_s: how long a stopping replica may finish its in-flight requests.
+        request_router: Ray Serve's ``request_router_config`` for calls to this deployment. A caller
+            whose replicas are all busy retries with exponential backoff (Serve's default: up to 0.5 s),
+            which leaves freed slots idle under heavy load; ``max_backoff_s: 0.05`` keeps them busy.
     """
 
     num_replicas: int = Field(default=1, ge=1)
@@ -50,6 +53,7 @@ class DeploymentOptions(Params):
     max_ongoing_requests: int = Field(default=16, ge=1)
     max_queued_requests: int = Field(default=64, ge=-1)
     graceful_shutdown_timeout_s: float = Field(default=20.0, ge=0.0)
+    request_router: dict[str, Any] | None = None
 
     def ray_options(self) -> dict[str, Any]:
         """Keyword options for ``Deployment.options``."""
@@ -59,6 +63,8 @@ class DeploymentOptions(Params):
             "max_queued_requests": self.max_queued_requests,
             "graceful_shutdown_timeout_s": self.graceful_shutdown_timeout_s,
         }
+        if self.request_router is not None:
+            opts["request_router_config"] = dict(self.request_router)
         if self.autoscaling is not None:
             opts["autoscaling_config"] = dict(self.autoscaling)
         else:
