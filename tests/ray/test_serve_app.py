@@ -288,3 +288,16 @@ def test_app_metrics_are_exported(server: dict[str, Any]) -> None:
     found = served.search(text)
     assert found is not None and int(found.group(1)) >= 1
     assert re.search(r'ray_biorab_awareness_judgements_total\{[^}]*judgement="(True|False)"', text)
+
+
+def test_zz_deleting_the_app_finishes_in_flight_requests(server: dict[str, Any]) -> None:
+    """Last in the module (it removes the app): replicas stop only after their in-flight requests are
+    answered (graceful_shutdown_timeout_s), and then the route is gone."""
+    from ray import serve
+
+    with ThreadPoolExecutor(2) as pool:
+        inflight = [pool.submit(post, server, "/v1/ral", {"input": f"in flight {i}"}) for i in range(2)]
+        time.sleep(0.15)  # both are inside the 0.2 s fake generation (task answer, then probe)
+        serve.delete("ral-test")
+        assert [f.result().status_code for f in inflight] == [200, 200]
+    assert post(server, "/v1/ral", {"input": "after"}).status_code == 404
