@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -38,6 +39,7 @@ class Level:
     latencies_ms: list[float]
     errors: int
     wall_s: float
+    completion_tokens: int = 0
 
     def pct(self, q: float) -> float:
         xs = sorted(self.latencies_ms)
@@ -59,20 +61,22 @@ async def load(url: str, bodies: list[dict[str, Any]], concurrency: int) -> Leve
 
     sem = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
-    errors = 0
+    errors = tokens = 0
     headers = {"Authorization": f"Bearer {KEY}"}
     limits = aiohttp.TCPConnector(limit=concurrency)
     timeout = aiohttp.ClientTimeout(total=600)
     async with aiohttp.ClientSession(connector=limits, timeout=timeout, headers=headers) as session:
 
         async def one(body: dict[str, Any]) -> None:
-            nonlocal errors
+            nonlocal errors, tokens
             async with sem:
                 started = time.perf_counter()
                 try:
                     async with session.post(url + "/v1/ral", json=body) as resp:
-                        await resp.read()
+                        data = await resp.read()
                         ok = resp.status == 200
+                        if ok:
+                            tokens += json.loads(data)["generation"]["completion_tokens"]
                 except aiohttp.ClientError:
                     ok = False
                 if ok:
@@ -83,7 +87,7 @@ async def load(url: str, bodies: list[dict[str, Any]], concurrency: int) -> Leve
         started = time.perf_counter()
         await asyncio.gather(*(one(b) for b in bodies))
         wall = time.perf_counter() - started
-    return Level(concurrency, latencies, errors, wall)
+    return Level(concurrency, latencies, errors, wall, tokens)
 
 
 def free_port() -> int:
@@ -131,13 +135,15 @@ def rendered_prompts(cfg: Any, examples: list[Any]) -> list[Any]:
     return [ral.render(ex, r.hits) for ex, r in zip(examples, retrieved, strict=True)]
 
 
-def bare_throughput(cfg: Any, prompts: list[Any], batch: int, backend: Any = None) -> float:
-    """Prompts per second of the bare backend's `generate` on batches of `batch` (after one warm batch)."""
+def bare_throughput(cfg: Any, prompts: list[Any], batch: int, backend: Any) -> tuple[float, float]:
+    """Prompts and completion tokens per second of the bare backend's `generate` on batches of `batch`
+    (after one warm batch)."""
     backend.generate(prompts[:batch], cfg.sampling)
-    started = time.perf_counter()
+    started, tokens = time.perf_counter(), 0
     for i in range(0, len(prompts), batch):
-        backend.generate(prompts[i:i + batch], cfg.sampling)
-    return len(prompts) / (time.perf_counter() - started)
+        tokens += sum(g.completion_tokens for g in backend.generate(prompts[i:i + batch], cfg.sampling))
+    wall = time.perf_counter() - started
+    return len(prompts) / wall, tokens / wall
 
 
 def start(cfg: Any, port: int) -> None:
@@ -185,7 +191,7 @@ def main() -> None:
           f"ingress max_ongoing/queued={cfg.deployments.ingress.max_ongoing_requests}/"
           f"{cfg.deployments.ingress.max_queued_requests}")
 
-    bare: list[float] = []
+    bare: list[tuple[float, float]] = []
     prompts, backend = [], None
     if not fake:
         from biorab.generation import build_backend
@@ -193,7 +199,7 @@ def main() -> None:
         prompts = rendered_prompts(cfg, examples)
         backend = build_backend(cfg.backend.name, cfg.backend.params)
         bare.append(bare_throughput(cfg, prompts, batch, backend))
-        print(f"bare backend, batches of {batch}: {bare[-1]:.2f} prompts/s")
+        print(f"bare backend, batches of {batch}: {bare[-1][0]:.3f} prompts/s, {bare[-1][1]:.2f} tokens/s")
 
     port = free_port()
     start(cfg, port)
@@ -223,12 +229,15 @@ def main() -> None:
 
         serve.shutdown()  # free the cores for the second bare run
         bare.append(bare_throughput(cfg, prompts, batch, backend))
-        ref = statistics.mean(bare)
-        print(f"bare backend again: {bare[-1]:.2f} prompts/s (mean of both runs {ref:.2f})")
+        ref = statistics.mean(b[0] for b in bare)
+        ref_tokens = statistics.mean(b[1] for b in bare)
+        print(f"bare backend again: {bare[-1][0]:.3f} prompts/s, {bare[-1][1]:.2f} tokens/s (means of both "
+              f"runs {ref:.3f}, {ref_tokens:.2f})")
         for level in results:
             if level.concurrency >= batch:
-                print(f"served/bare throughput at c={level.concurrency}: {level.throughput / ref:.2f} "
-                      f"(target >= 0.8)")
+                tps = level.completion_tokens / level.wall_s
+                print(f"served/bare at c={level.concurrency}: {level.throughput / ref:.2f} in prompts/s, "
+                      f"{tps / ref_tokens:.2f} in completion tokens/s (target >= 0.8)")
 
 
 if __name__ == "__main__":

@@ -172,6 +172,17 @@ def test_served_equals_evaluated(server: dict[str, Any], data_dir: Path, tmp_pat
     assert len({a.json()["label"] for a in answers}) == 2  # both labels occur: a constant would not pass
 
 
+def test_a_request_label_space_and_k(server: dict[str, Any]) -> None:
+    """`labels` reaches the structured-output constraint (the fake backend picks one of its choices) and
+    the parser; `k` retrieves more evidence with the same selection rule."""
+    bodies = [{"input": f"Methotrexate caused a rash, case {i}.", "labels": ["yes", "no"], "k": 3}
+              for i in range(4)]
+    got = [post(server, "/v1/ral", body).json() for body in bodies]
+    assert {g["label"] for g in got} <= {"yes", "no"} and all(g["prediction"]["ok"] for g in got)
+    assert all(len(g["evidence"]) >= 3 for g in got)
+    assert got[0]["evidence"][0]["id"] == "ade_corpus_v2/train/2769"
+
+
 def test_request_id_in_and_out(server: dict[str, Any]) -> None:
     r = post(server, "/v1/ral", {"input": "Aspirin caused gastric bleeding."},
              headers={"X-Request-ID": "req-42"})
