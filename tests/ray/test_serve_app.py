@@ -59,7 +59,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
         "auth": {"api_keys_file": str(keys_file)},
         "limits": {"max_body_bytes": 16_384, "max_input_chars": 4_000, "max_k": 5, "context_tokens": 300},
         "deployments": {"ingress": {"max_ongoing_requests": 4, "max_queued_requests": 4, "retry_after_s": 2},
-                        "generator": {"num_cpus": 0.25}},
+                        "generator": {"num_cpus": 0.25, "batch_wait_timeout_s": 0.01}},
     })
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BIORAB_API_KEYS", ",".join(KEYS))
