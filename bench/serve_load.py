@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import statistics
 import tempfile
@@ -31,6 +32,7 @@ from typing import Any
 
 KEY = "bench-key"
 APP = "bench"
+RAY_TEMP = tempfile.mkdtemp(prefix="rb-", dir="/tmp")  # short: Ray's unix socket paths are limited
 
 
 @dataclass
@@ -154,7 +156,7 @@ def start(cfg: Any, port: int) -> None:
 
     os.environ["BIORAB_API_KEYS"] = KEY
     ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=500_000_000,
-             _temp_dir=tempfile.mkdtemp(prefix="rb-", dir="/tmp"), log_to_driver=False,
+             _temp_dir=RAY_TEMP, log_to_driver=False,
              logging_level="WARNING")
     serve.start(http_options={"host": "127.0.0.1", "port": port}, logging_config={"enable_access_log": False})
     serve.run(compose(cfg, key_digests(cfg)), name=APP, route_prefix="/")
@@ -241,4 +243,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        import ray
+
+        ray.shutdown()
+        shutil.rmtree(RAY_TEMP, ignore_errors=True)

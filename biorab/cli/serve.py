@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Annotated, Any
 import typer
 
 EXAMPLE_INPUT = "The patient developed a severe rash after starting amoxicillin."
+#: The temp dir this command made for its local Ray (removed on stop); None when configured or remote.
+_OWN_TEMP: list[str] = []
 
 
 def serve_command(
@@ -67,7 +70,10 @@ def _start(cfg: Any) -> None:
     if cfg.ray.address:
         ray.init(address=cfg.ray.address, include_dashboard=False)
     else:  # always a new local Ray (never someone else's `ray start`), its files under a short temp dir
-        temp = cfg.ray.temp_dir or tempfile.mkdtemp(prefix="biorab-ray-")
+        temp = cfg.ray.temp_dir
+        if temp is None:
+            temp = tempfile.mkdtemp(prefix="biorab-ray-")
+            _OWN_TEMP.append(temp)
         ray.init(address="local", num_cpus=cfg.ray.num_cpus, include_dashboard=False,
                  object_store_memory=cfg.ray.object_store_memory, _temp_dir=temp)
     serve.start(http_options={"host": cfg.http.host, "port": cfg.http.port,
@@ -82,6 +88,8 @@ def _stop() -> None:
     if ray.is_initialized():
         serve.shutdown()  # replicas get graceful_shutdown_timeout_s to finish what they hold
         ray.shutdown()
+    for temp in _OWN_TEMP:  # session logs of a local Ray made for this command only
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _banner(cfg: Any, generated: str | None) -> None:

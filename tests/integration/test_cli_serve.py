@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -60,7 +61,8 @@ def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path
     smoke = yaml.safe_load((REPO / "serve" / "smoke.yaml").read_text(encoding="utf-8"))
     smoke["backend"]["params"]["cache_dir"] = USER_CACHE
     smoke["data_dir"] = str(data_dir)
-    smoke["ray"] = {"num_cpus": 2, "object_store_memory": 500_000_000, "temp_dir": _short_temp()}
+    ray_temp = _short_temp()
+    smoke["ray"] = {"num_cpus": 2, "object_store_memory": 500_000_000, "temp_dir": ray_temp}
     config = tmp_path / "serve.yaml"
     config.write_text(yaml.safe_dump(smoke), encoding="utf-8")
     port = _free_port()
@@ -105,6 +107,8 @@ def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
+        finally:
+            shutil.rmtree(ray_temp, ignore_errors=True)
     assert rc == 130
 
 

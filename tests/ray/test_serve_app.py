@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -75,6 +76,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
     finally:
         serve.shutdown()
         ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def tempfile_dir() -> str:
