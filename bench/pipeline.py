@@ -122,6 +122,13 @@ def prompts_of(config: Any) -> list[Any]:
     return [row_prompt(r) for r in rows]
 
 
+def _executor(use_ray: bool) -> Any:
+    from biorab.runner.local import LocalExecutor
+    from pipelines.ral import RayExecutor
+
+    return RayExecutor() if use_ray else LocalExecutor()
+
+
 def time_pipeline(config: Any, use_ray: bool) -> Timing:
     from biorab.runner import run_experiment
 
@@ -145,7 +152,7 @@ def time_pipeline(config: Any, use_ray: bool) -> Timing:
     try:
         with PeakRSS() as rss:
             start = time.perf_counter()
-            result = run_experiment(config, use_ray=use_ray, resume=False, progress=progress)
+            result = run_experiment(config, executor=_executor(use_ray), resume=False, progress=progress)
             total = time.perf_counter() - start
     finally:
         os.environ.pop("BIORAB_CACHE_DIR")

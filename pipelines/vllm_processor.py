@@ -142,8 +142,8 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
     Prompts are sent as raw completions (no chat template): the templates are few-shot completion prompts
-    with stop strings, which LLM_NOTES.md found chat templating to break. Failed requests are recorded as
-    error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
+    with stop strings, which docs/notes/llm_notes.md found chat templating to break. Failed requests are
+    recorded as error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
     """
     from ray.data.llm import build_processor, vLLMEngineProcessorConfig
 

@@ -7,7 +7,7 @@ k, tie rule, dedupe), unchanged from the runner's earlier keys, so existing cach
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,14 +76,20 @@ def build_testbed_retriever(
     data_dir: str | None = None,
     selection: Selection | None = None,
     store: HitStore | None = None,
+    transform: Callable[[Any, Any], Any] | None = None,
 ) -> CachedRetriever:
     """Build the `testbed` corpus of `dataset`, index it with `retriever`, and wrap it with its selection.
 
-    Indexes are persisted by (retriever, corpus content), so a second call loads instead of rebuilding."""
+    `transform` (corpus, ledger) -> corpus replaces the testbed corpus before indexing (the paper's
+    methods, `biorab.methods.StoredTransform`); the transformed corpus's digest then keys the index and the
+    hits. Indexes are persisted by (retriever, corpus content), so a second call loads instead of
+    rebuilding."""
     from biorab.corpora import build_corpus
     from biorab.retrieval import build_retriever
 
-    corpus, _ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
+    corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
+    if transform is not None:
+        corpus = transform(corpus, ledger)
     index = build_retriever(retriever, dict(params or {}))
     index.index(corpus.items)
     return CachedRetriever(index, corpus.digest, selection or Selection(), store)

@@ -3,7 +3,7 @@
 A task type knows what an answer looks like: its `OutputConstraint` (a closed label list, or a regex for
 ``head|relation|tail`` lines built from the dataset's relation set), its default stop sequences, and how a
 gold label is written as a training target. Dataset-specific wording lives in the templates
-(`biorab.tasks.catalog`), not here.
+(`biorab.tasks.template_catalog`), not here.
 """
 
 from __future__ import annotations

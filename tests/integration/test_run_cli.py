@@ -77,7 +77,9 @@ def test_bad_flags_are_usage_errors_not_tracebacks(tmp_path: Path, data_dir: Pat
 
 
 @pytest.mark.slow
-def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path) -> None:
+def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     path = config(tmp_path, data_dir)
     out = biorab("run", str(path), "--no-ray", "--limit", "3", cache=tmp_path / "cache")
     assert out.returncode == 0, out.stderr
