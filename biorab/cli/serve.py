@@ -6,7 +6,6 @@ Ray and the Serve layer (the top-level `serve` package) are imported only inside
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 import tempfile
@@ -36,9 +35,9 @@ def serve_command(
 
     http = {k: v for k, v in {"port": port, "host": host}.items() if v is not None}
     cfg = load_serve_config(config, backend=backend, overrides={"http": http} if http else None)
-    generated = _ensure_key(cfg)
+    generated = _session_key(cfg)
     try:
-        _start(cfg)
+        _start(cfg, generated)
         _banner(cfg, generated)
         while True:
             time.sleep(1)
@@ -49,24 +48,23 @@ def serve_command(
         raise SystemExit(130) from None
 
 
-def _ensure_key(cfg: Any) -> str | None:
+def _session_key(cfg: Any) -> str | None:
     """A fresh API key for this session when auth is on and none is configured (never an open server)."""
-    from serve.auth import ENV_VAR, load_keys
+    from serve.auth import load_keys
 
     if not cfg.auth.enabled or load_keys(cfg.auth.api_keys_file):
         return None
-    key = secrets.token_urlsafe(24)
-    os.environ[ENV_VAR] = key  # read by build-time key loading in this process only
-    return key
+    return secrets.token_urlsafe(24)
 
 
-def _start(cfg: Any) -> None:
+def _start(cfg: Any, session_key: str | None) -> None:
     import ray
     from ray import serve
 
     from serve.app import compose, key_digests
+    from serve.auth import digest
 
-    digests = key_digests(cfg)
+    digests = [digest(session_key)] if session_key else key_digests(cfg)
     if cfg.ray.address:
         ray.init(address=cfg.ray.address, include_dashboard=False)
     else:  # always a new local Ray (never someone else's `ray start`), its files under a short temp dir

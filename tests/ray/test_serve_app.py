@@ -9,6 +9,7 @@ One Serve instance for the whole module (2 shared cores): the app is built with 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -27,7 +28,18 @@ from biorab.records import Example
 from biorab.runner import run_experiment
 from biorab.runner.output import read_all_rows
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def staged_data() -> Path:
+    """The full staged data (what `data_dir` gives `full_data` tests; the module-scoped server cannot use
+    the function-scoped fixture)."""
+    env = os.environ.get("BIORAB_DATA_DIR")
+    path = Path(env) if env else REPO.parent / "shared" / "data" / "biorab"
+    if not path.is_dir():
+        pytest.fail(f"full_data test: {path} not found; stage ../shared/data or set BIORAB_DATA_DIR")
+    return path
 
 KEYS = ("key-one", "key-two")
 FILE_KEY = "key-from-file"
@@ -44,7 +56,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, Any]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     import ray
     from ray import serve
 
@@ -55,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
     keys_file = tmp / "keys.txt"
     keys_file.write_text(f"# operators\n{FILE_KEY}\n", encoding="utf-8")
     cfg = load_serve_config(overrides={
-        "name": "ral-test", "data_dir": str(data_dir), "retrieval": RETRIEVAL, "backend": FAKE,
+        "name": "ral-test", "data_dir": str(staged_data()), "retrieval": RETRIEVAL, "backend": FAKE,
         "sampling": SAMPLING, "cache": {"dir": str(tmp / "cache")},
         "auth": {"api_keys_file": str(keys_file)},
         "limits": {"max_body_bytes": 16_384, "max_input_chars": 4_000, "max_k": 5, "context_tokens": 300},
