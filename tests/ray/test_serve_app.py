@@ -169,7 +169,7 @@ def test_served_equals_evaluated(server: dict[str, Any], data_dir: Path, tmp_pat
         "datasets": [{"name": "ade_corpus_v2", "limit": N}], "retrieval": [RETRIEVAL], "backend": FAKE,
         "sampling": SAMPLING, "n_boot": 10, "tracking": {"enabled": False},
     })
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)  # the in-process executor (the default), as `biorab run --no-ray`
     (cell,) = result.cells
     rows = {r["id"]: r for r in read_all_rows(result.run_dir / "cells" / cell.plan.cell_id)}
     examples: list[Example] = load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:N]
