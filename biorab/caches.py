@@ -143,14 +143,21 @@ def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) ->
       transformers backend generated those freely under the same params, and those cached texts must not
       be served as if they had been constrained.
     """
-    constraint = prompt.constraint.to_json() if prompt.constraint else None
-    keyed = params if prompt.constraint else params.model_copy(update={"constrained": False})
-    parts: list[object] = [
-        "gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, keyed.digest()
-    ]
-    if params.constrained and prompt.constraint is not None and prompt.constraint.regex:
+    constraint, sampling, guided = generation_key_parts(prompt, params)
+    parts: list[object] = ["gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint,
+                           sampling]
+    if guided:
         parts.append("guided-regex")
     return stable_digest(parts)
+
+
+def generation_key_parts(prompt: Prompt, params: SamplingParams) -> tuple[str | None, str, bool]:
+    """(constraint JSON, sampling digest, guided-regex marker) of `generation_key`: the rules above, in one
+    place for `generation_key` and the planner's bulk keys (`biorab.sweep.keys`)."""
+    constraint = prompt.constraint.to_json() if prompt.constraint else None
+    keyed = params if prompt.constraint else params.model_copy(update={"constrained": False})
+    guided = bool(params.constrained and prompt.constraint is not None and prompt.constraint.regex)
+    return constraint, keyed.digest(), guided
 
 
 class HitStore:

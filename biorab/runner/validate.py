@@ -122,7 +122,9 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
     """Every data file the cells read exists (a config can be valid and still find no data on a cluster
     node: this is the check that names the file and the fix)."""
     from biorab.runner.data_needs import missing_files
+    from biorab.runner.preflight import data_root
 
+    data_root(config, path=path)  # a data folder that is not there is named by its key, as `run` names it
     try:
         missing = missing_files(config)
     except ConfigError as e:  # no data folder at all: say which config needed it

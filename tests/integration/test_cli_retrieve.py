@@ -65,7 +65,8 @@ def test_retrieve_text_output_on_a_counterfactual_testbed(data_dir: Path) -> Non
     )
     assert out.returncode == 0, out.stderr
     assert "testbed=counterfactual rate=0.2 retriever=bm25" in out.stdout
-    assert 'retriever_params: {"b": 0.75, "dedupe": true, "delta": 0.5, "fields": "key"' in out.stdout
+    params = 'retriever_params: {"b": 0.75, "dedupe": true, "delta": 0.5, "epsilon": 0.25, "fields": "key"'
+    assert params in out.stdout
     assert "ade/test/0" in out.stdout and "#0 " in out.stdout
 
 

@@ -25,7 +25,7 @@ CORRUPT = "biorab/medmcqa/dev.json"
 MISSING = "biorab/semclass/raw/sentence_triple_yes_no.csv"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def staged(data_dir: Path, drugmechcf_dir: Path) -> Path:
     """The staged data folder (parent of biorab/, drugmechdb/, drugmechcf/)."""
     assert data_dir.parent == drugmechcf_dir.parent, "the mirror is served from one data folder"

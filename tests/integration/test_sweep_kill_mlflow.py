@@ -19,6 +19,9 @@ from biorab.sweep import load_sweep
 from biorab.sweep.plan import plan_sweep
 from biorab.sweep.run import run_sweep
 
+# Key counts pinned on the full staged data (not the fixtures in tests/data).
+pytestmark = pytest.mark.full_data
+
 REPO = Path(__file__).resolve().parents[2]
 CELLS = 12  # 2 models × 2 datasets × (none + BM25 counterfactual 20% / 100%)
 

@@ -63,18 +63,22 @@ def test_retriever_params_carry_dedupe_only_when_off() -> None:
 
 def test_fingerprints_of_existing_configs_do_not_change() -> None:
     # Cell ids computed with the code before these options existed: defaults must keep them (resume).
-    cfg = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+    # Those configs sampled unguided (`constrained: false`, the default then); guided decoding is the
+    # default now and writes other rows, so only configs that keep it off keep their ids.
+    unguided = {"name": "fp", "datasets": [{"name": "ade"}], "sampling": {"constrained": False}}
+    cfg = ExperimentConfig.model_validate({**unguided, "retrieval": [
         {"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25", "k": 3}]})
     assert [c.cell_id for c in cfg.cells()] == [
         "ade-test__none__7b16955b49", "ade-test__labeled-bm25-k3__20d40e27be"]
-    explicit = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+    guided = ExperimentConfig.model_validate({**unguided, "sampling": {}, "retrieval": [{"testbed": "none"}]})
+    assert guided.cells()[0].cell_id == "ade-test__none__bd52b344d0"
+    explicit = ExperimentConfig.model_validate({**unguided, "retrieval": [
         {"testbed": "labeled", "retriever": "bm25", "k": 3, "dedupe": True, "awareness_probe": False}]})
     assert explicit.cells()[0].cell_id == "ade-test__labeled-bm25-k3__20d40e27be"
     # A probing or duplicate-keeping setting writes other rows: its cell id changes (it was f9fd6ca686).
-    na = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}],
-                                          "retrieval": [{"testbed": "negative_awareness"}]})
+    na = ExperimentConfig.model_validate({**unguided, "retrieval": [{"testbed": "negative_awareness"}]})
     assert na.cells()[0].cell_id == "ade-test__negative_awareness-bm25-k1__ff7a6e8492"
-    dups = ExperimentConfig.model_validate({"name": "fp", "datasets": [{"name": "ade"}], "retrieval": [
+    dups = ExperimentConfig.model_validate({**unguided, "retrieval": [
         {"testbed": "labeled", "retriever": "bm25", "k": 3, "dedupe": False}]})
     assert dups.cells()[0].label == "ade-test__labeled-bm25-k3-dups"
     assert not dups.cells()[0].cell_id.endswith("20d40e27be")

@@ -17,9 +17,10 @@ ALLOWED = {
     ("biorab/cli/main.py", "os.environ.setdefault(key, value)"),
     # Inside `torch.random.fork_rng()`: the caller's RNG state is restored after the seeded generate.
     ("biorab/generation/hf.py", "torch.manual_seed(params.seed)"),
-    # vLLM's CPU backend reads its KV-cache size only from this variable (no engine argument).
+    # vLLM reads its CPU KV-cache size and its batch-invariant mode only from environment variables (no
+    # engine argument), when the engine a backend builds starts: `engine_env` lists them.
     ("biorab/generation/vllm_engine.py",
-     'os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(p.cpu_kvcache_gib))'),
+     "os.environ.setdefault(name, value)  # vLLM reads these when the engine starts"),
 }
 
 

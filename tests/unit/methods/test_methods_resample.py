@@ -40,9 +40,10 @@ def test_resample_keeps_the_ratio_exactly(data_dir: Path) -> None:
 
 
 def test_resample_enters_cell_id_only_when_set() -> None:
-    base = {"name": "sb", "retrieval": [{"testbed": "none"}]}
+    # Unguided sampling is what configs meant before guided decoding became the default: the same id.
+    base = {"name": "sb", "retrieval": [{"testbed": "none"}], "sampling": {"constrained": False}}
     plain = ExperimentConfig.model_validate({**base, "datasets": [{"name": "ade_corpus_v2"}]})
-    assert plain.cells()[0].cell_id == "ade_corpus_v2-test__none__056c49431a"  # as on main
+    assert plain.cells()[0].cell_id == "ade_corpus_v2-test__none__056c49431a"  # as before `resample`
     both = ExperimentConfig.model_validate({**base, "datasets": [
         {"name": "ade_corpus_v2"}, {"name": "ade_corpus_v2", "resample": {"ratio": "1:5", "seed": 0}}]})
     assert both.cells()[0].cell_id == plain.cells()[0].cell_id
@@ -53,7 +54,7 @@ def test_resample_enters_cell_id_only_when_set() -> None:
 
 
 def test_method_enters_cell_id_only_when_set() -> None:
-    base = {"name": "m", "datasets": [{"name": "ade_corpus_v2"}]}
+    base = {"name": "m", "datasets": [{"name": "ade_corpus_v2"}], "sampling": {"constrained": False}}
     cf = {"testbed": "counterfactual", "rate": 0.8}
     def cell(retrieval: dict[str, object]) -> Any:
         return ExperimentConfig.model_validate({**base, "retrieval": [retrieval]}).cells()[0]

@@ -13,7 +13,7 @@ from biorab.errors import ConfigError
 from serve.auth import KeyCheck, digest, load_keys
 from serve.config import SMOKE_CONFIG, ServeConfig, load_serve_config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def write(tmp_path: Path, text: str) -> Path:
