@@ -24,6 +24,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from biorab.experiment_drugmech import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
+from biorab.learn.hit_filter import HitFilterSpec
 from biorab.params import Params
 
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
@@ -56,6 +57,8 @@ class RetrievalSpec(Params):
         awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
             top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
             the ``negative_awareness`` testbed and off otherwise; ``true`` needs a retrieving testbed.
+        filter: keep only the hits a trained awareness encoder judges helpful
+            (`biorab.learn.hit_filter.HitFilterSpec`: ``{encoder: <folder or models:/ URI>, threshold: d}``).
     """
 
     testbed: TestbedKind = "none"
@@ -68,6 +71,7 @@ class RetrievalSpec(Params):
     dedupe: bool = True
     template: str = "default"
     awareness_probe: bool | None = None
+    filter: HitFilterSpec | None = None
 
     @model_validator(mode="after")
     def _rate_only_for_counterfactual(self) -> RetrievalSpec:
@@ -110,6 +114,8 @@ class RetrievalSpec(Params):
         """The setting as digested into cell fingerprints: options at their defaults are left out, so that
         adding an option never changes the fingerprint (and resume) of existing configs."""
         data = self.model_dump(mode="json", exclude={"awareness_probe"})
+        if self.filter is None:  # added later: absent, so existing fingerprints stay unchanged
+            del data["filter"]
         if self.dedupe:
             del data["dedupe"]
         if self.probes:

@@ -97,7 +97,7 @@ def train_encoder(
         encoder.save(folder)
         encoder.model = trained
 
-    loop = Loop(step, evaluate, save, optimizer)
+    loop = Loop(step, evaluate, save, optimizer, seed=params.seed)
     start = loop.load_state(resume_from) if resume_from is not None else 0
     result = loop.run(
         max_steps=params.max_steps, checkpoint_every=params.checkpoint_every, report=report, start=start

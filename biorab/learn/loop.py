@@ -46,11 +46,12 @@ class Loop:
     save_model: Callable[[Path], None]
     optimizer: Any
     scheduler: Any = None
+    seed: int = 0
 
     def run(self, *, max_steps: int, checkpoint_every: int, report: Report, start: int = 0) -> LoopResult:
         result = LoopResult(step=start)
         for step in range(start, max_steps):
-            loss = self.train_step(step)
+            loss = self._seeded_step(step)
             if not math.isfinite(loss):
                 raise BioRABError(f"training loss is {loss} at step {step + 1}; lower the learning rate")
             result.losses.append(loss)
@@ -65,6 +66,15 @@ class Loop:
             else:
                 report(metrics, None)
         return result
+
+    def _seeded_step(self, step: int) -> float:
+        """One step with the torch RNG (dropout) seeded by (seed, step), restored afterwards: a run is
+        reproducible, a resumed one draws what the uninterrupted one drew, the caller's RNG is untouched."""
+        import torch
+
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed * 1_000_003 + step)
+            return self.train_step(step)
 
     def save(self, folder: Path, step: int) -> None:
         import torch

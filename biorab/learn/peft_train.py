@@ -137,6 +137,7 @@ def train_adapter(
         lambda folder: _save_checkpoint(model, tokenizer, folder, source),
         optimizer,
         scheduler,
+        seed=params.seed,
     )
     start = loop.load_state(resume_from) if resume_from is not None else 0
     result = loop.run(

@@ -53,12 +53,14 @@ def build_ral(
     template = get_template(dataset, variant=retrieval.template, task=task)
     retriever: CachedRetriever | None = None
     if retrieval.retrieves:
+        from biorab.learn.hit_filter import build_hit_filter
+
         retriever = build_testbed_retriever(
             testbed=retrieval.testbed, dataset=dataset, retriever=retrieval.retriever,
             params=retrieval.retriever_params, rate=retrieval.rate, seed=seed, data_dir=data_dir,
             selection=Selection(k=retrieval.k, keep_ties=retrieval.keep_ties, tie_pool=retrieval.tie_pool,
                                 dedupe=retrieval.dedupe),
-            store=stores[0])
+            store=stores[0], hit_filter=build_hit_filter(getattr(retrieval, "filter", None), dataset=dataset))
     generator = CachedGenerator(backend, stores[1], name=backend_name)
     return RAL(template=template, generator=generator, sampling=sampling, retriever=retriever, parser=parser,
                labels=dataset_labels(dataset), probe=retrieval.probes)
