@@ -5,7 +5,8 @@ checkpoints). Each side runs in its own subprocess so peak RSS is its own.
 
 Throughput is samples per second over the step loop (model loading excluded: from the end of the first step
 to the end of the last), in wall seconds and in CPU seconds of the training process. On a shared machine the
-CPU-second figure is the fairer one; the wall figure swings with other users' load. Peak memory is the
+CPU-second figure is the fairer one; the wall figure swings with other users' load. Both sides use one torch
+thread (Ray sets OMP_NUM_THREADS=1 in a 1-CPU worker; the bare subprocess gets the same). Peak memory is the
 training process's ru_maxrss (for Ray: the Train worker; the driver's is printed beside it).
 
 Run: ``python bench/train.py [--model smollm2|<folder>] [--steps 8] [--batch-size 4] [--max-length 128]``.
@@ -128,7 +129,8 @@ def main() -> None:
     results = {}
     for side in ("bare", "ray"):
         cmd = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        # Ray gives a 1-CPU Train worker OMP_NUM_THREADS=1; the bare loop gets the same: equal compute.
+        env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         results[side] = json.loads(out.stdout.strip().splitlines()[-1])
     bare, ray_ = results["bare"], results["ray"]

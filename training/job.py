@@ -56,24 +56,38 @@ def start_ray(cfg: TuneJobConfig) -> bool:
         return False
     # Starting a Train worker (a fresh process importing torch) can take minutes on a loaded 2-core box;
     # Ray Train's default 60 s startup timeout then fails trials that would have run.
-    env = {
-        "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": os.environ.get(
-            "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", "600"
-        )
-    }
-    os.environ.update(env)
+    timeout = os.environ.get("RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", "600")
+    env = {"RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": timeout}
     r = cfg.ray
     if r.address is not None:
         ray.init(address=r.address, runtime_env={"env_vars": env})
         return True
-    ray.init(
-        num_cpus=r.num_cpus,
-        include_dashboard=False,
-        object_store_memory=r.object_store_memory,
-        _temp_dir=r.temp_dir,
-        log_to_driver=False,
-    )
+    # Ray Train's placement-group cleaner asks the state API for "auto", which fails when other Ray instances
+    # run on the machine ("Found multiple active Ray instances"): the trial's placement group then leaks
+    # and the next trial waits forever for its CPU. So the local GCS port is chosen here and handed to
+    # every worker as RAY_ADDRESS.
+    port = _free_port()
+    address = f"{ray.util.get_node_ip_address()}:{port}"
+    previous = os.environ.get("RAY_GCS_SERVER_PORT")
+    os.environ["RAY_GCS_SERVER_PORT"] = str(port)
+    try:
+        ray.init(num_cpus=r.num_cpus, include_dashboard=False, object_store_memory=r.object_store_memory,
+                 _temp_dir=r.temp_dir, log_to_driver=False,
+                 runtime_env={"env_vars": {**env, "RAY_ADDRESS": address}})  # fmt: skip
+    finally:
+        if previous is None:
+            del os.environ["RAY_GCS_SERVER_PORT"]
+        else:
+            os.environ["RAY_GCS_SERVER_PORT"] = previous
     return True
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return int(sock.getsockname()[1])
 
 
 def run_job(
