@@ -62,16 +62,19 @@ def start_ray(cfg: TuneJobConfig) -> bool:
     if r.address is not None:
         ray.init(address=r.address, runtime_env={"env_vars": env})
         return True
-    # Ray Train's placement-group cleaner asks the state API for "auto", which fails when other Ray instances
-    # run on the machine ("Found multiple active Ray instances"): the trial's placement group then leaks
-    # and the next trial waits forever for its CPU. So the local GCS port is chosen here and handed to
-    # every worker as RAY_ADDRESS.
+    # When a trial's function returns, Tune ends its actor and the Train controller it owns; the worker
+    # group's placement group is then removed by Train's placement-group cleaner, through the state API.
+    # That API needs the dashboard, and it resolves "auto", which fails when other Ray instances run on the
+    # machine ("Found multiple active Ray instances"). Without both, each finished trial leaked its CPUs
+    # and the next trial waited forever. So: a loopback dashboard on a free port, and the local GCS port
+    # chosen here and handed to every worker as RAY_ADDRESS.
     port = _free_port()
     address = f"{ray.util.get_node_ip_address()}:{port}"
     previous = os.environ.get("RAY_GCS_SERVER_PORT")
     os.environ["RAY_GCS_SERVER_PORT"] = str(port)
     try:
-        ray.init(num_cpus=r.num_cpus, include_dashboard=False, object_store_memory=r.object_store_memory,
+        ray.init(num_cpus=r.num_cpus, include_dashboard=True, dashboard_host="127.0.0.1",
+                 dashboard_port=_free_port(), object_store_memory=r.object_store_memory,
                  _temp_dir=r.temp_dir, log_to_driver=False,
                  runtime_env={"env_vars": {**env, "RAY_ADDRESS": address}})  # fmt: skip
     finally:
@@ -178,7 +181,7 @@ def _tuner(
             max_t=max(1, -(-cfg.base_params().max_steps // cfg.base_params().checkpoint_every)),
         )
     stop = {k: v for k, v in cfg.stop.model_dump().items() if v is not None}
-    callbacks = [ProgressCallback(cfg.tune.metric, cfg.tune.mode, progress)] if progress else []
+    callbacks: list[Any] = [ProgressCallback(cfg.tune.metric, cfg.tune.mode, progress)] if progress else []
     tuner = tune.Tuner(
         trainable,
         param_space=search_space(cfg),

@@ -100,6 +100,7 @@ def trial_driver(trial_config: dict[str, Any], *, job: dict[str, Any], records: 
         )
         tracking.log_params(mlflow, run_id, params)
     r = cfg.resources
+    callbacks: list[Any] = [TuneReportCallback()]
     trainer = TorchTrainer(
         worker_loop,
         train_loop_config={
@@ -120,7 +121,7 @@ def trial_driver(trial_config: dict[str, Any], *, job: dict[str, Any], records: 
         run_config=ray.train.RunConfig(
             name=f"trial-{trial_id}",
             storage_path=job["train_storage"],
-            callbacks=[TuneReportCallback()],
+            callbacks=callbacks,
             failure_config=ray.train.FailureConfig(max_failures=cfg.max_failures),
             checkpoint_config=ray.train.CheckpointConfig(num_to_keep=cfg.num_to_keep),
         ),

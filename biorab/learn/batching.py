@@ -16,7 +16,8 @@ def split_eval(items: Sequence[T], ids: Sequence[str], fraction: float, seed: in
     >>> split_eval(list("abcd"), ["1", "2", "3", "4"], 0.0, 0)
     (['a', 'b', 'c', 'd'], [])
     """
-    train, held = [], []
+    train: list[T] = []
+    held: list[T] = []
     for item, id_ in zip(items, ids, strict=True):
         h = int(hashlib.sha256(f"{seed}:{id_}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         (held if h < fraction else train).append(item)

@@ -67,7 +67,8 @@ def load_base(params: PeftTrainParams, source: ModelSource) -> Any:
             source.location, quantization_config=bnb, device_map={"": params.device}
         )
         return prepare_model_for_kbit_training(model)
-    return AutoModelForCausalLM.from_pretrained(source.location, dtype=dtype).to(params.device)
+    base: Any = AutoModelForCausalLM.from_pretrained(source.location, dtype=dtype)
+    return base.to(params.device)
 
 
 def add_adapter(model: Any, params: PeftTrainParams, source: ModelSource, init: str | None) -> Any:

@@ -7,7 +7,7 @@ corrupted above clean" is 0.5 for an encoder blind to values, 1 for a perfect on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +46,7 @@ def auroc(scores: np.ndarray, positive: np.ndarray) -> float:
 
 
 def ledger_auroc(
-    encoder: object, examples: Sequence[Example], hits: dict[str, Sequence[Hit]], ledger: Ledger
+    encoder: object, examples: Sequence[Example], hits: Mapping[str, Sequence[Hit]], ledger: Ledger
 ) -> LedgerAUROC:
     """AUROC of the encoder's distance at flagging ledger-corrupted hits (see the module docstring)."""
     from biorab.learn.triplets import item_text
