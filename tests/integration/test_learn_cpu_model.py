@@ -5,6 +5,7 @@ encoder tells ledger-corrupted retrieved items from clean ones better than the u
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -86,10 +87,13 @@ def test_saved_adapter_changes_generations(adapter: tuple[Path, list[float]], da
     template = get_template("ade_corpus_v2", variant="bm25")
     from biorab.datasets import load_dataset
 
+    # Without the template's stop strings: the tuned model learned to end its answer with EOS (the target
+    # includes it), where the base model runs on, so the free continuations show the adapter at work.
     prompts = [
-        render_prompt(template, ex, []) for ex in load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:4]
+        dataclasses.replace(render_prompt(template, ex, []), stop=())
+        for ex in load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:4]
     ]
-    sampling = SamplingParams(max_tokens=6, temperature=0.0)
+    sampling = SamplingParams(max_tokens=8, temperature=0.0)
     texts = {}
     for name, path in (("base", None), ("tuned", str(adapter[0]))):
         backend = TransformersBackend(

@@ -80,6 +80,7 @@ def write_config(tmp_path: Path, name: str, tiny: Path, data_dir: Path, ray_temp
             "register_as": "biorab-ral-adapter",
         },
     }
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return path
