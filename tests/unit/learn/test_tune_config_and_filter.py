@@ -76,3 +76,11 @@ def test_retrieval_filter_leaves_existing_fingerprints_unchanged() -> None:
     assert "filter" not in spec.fingerprint_json()
     with_filter = RetrievalSpec(testbed="labeled", retriever="bm25", filter={"encoder": "models:/e@best"})
     assert with_filter.fingerprint_json()["filter"] == {"encoder": "models:/e@best", "threshold": None}
+
+
+def test_backend_adapter_accepts_models_uris_under_either_name() -> None:
+    from biorab.generation.hf import TransformersBackend
+
+    params = TransformersBackend.Params.model_validate({"adapter": "models:/biorab-ral-adapter@best"})
+    assert params.adapter_path == "models:/biorab-ral-adapter@best"
+    assert "adapter" not in TransformersBackend.Params().model_dump()  # digests keep the field's own name
