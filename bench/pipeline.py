@@ -16,8 +16,10 @@ descendants (Ray's raylet, GCS and workers included), sampled every 50 ms.
     python bench/pipeline.py                               # SmolLM2 via transformers on CPU, ADE triples
     python bench/pipeline.py --backend fake --delay 0.05   # plumbing only
 
-Targets: pipeline/batched >= 0.9 (steady), pipeline/loop >= 5 (steady). Every run uses the same number of
-torch threads (``--threads``, also the LLM actor's CPUs) and the same batch size.
+Targets: pipeline/batched >= 0.9 (steady), pipeline/loop >= 5 (steady), batched/loop >= 5 (steady). Every
+run uses the same number of torch threads (``--threads``, also the LLM actor's CPUs), the same batch size and
+the backend's ``dtype`` (``auto`` by default). A second table times the bare backend per dtype (``--dtypes``,
+batched and loop on the first ``--dtype-n`` prompts) and prints generated tokens per second side by side.
 """
 
 from __future__ import annotations
@@ -74,6 +76,11 @@ class Timing:
     total_s: float
     marks: list[tuple[float, int]] = field(default_factory=list)  # (time, rows done) after each batch
     peak_bytes: int = 0
+    tokens: int = 0  # generated tokens (bare backend runs)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.total_s
 
     @property
     def throughput(self) -> float:
@@ -93,8 +100,8 @@ def make_config(args: argparse.Namespace, out: Path) -> Any:
 
     fake = args.backend == "fake"
     backend_params: dict[str, Any] = {"mode": "choice", "delay_s": args.delay} if fake else {}
-    if args.backend == "transformers":  # same threads and inner batch as the bare runs
-        backend_params.update(batch_size=args.batch_size, num_threads=args.threads)
+    if args.backend == "transformers":  # same threads, inner batch and dtype as the bare runs
+        backend_params.update(batch_size=args.batch_size, num_threads=args.threads, dtype=args.dtype)
     if args.model:
         backend_params["model"] = args.model
     return ExperimentConfig.model_validate({
@@ -122,6 +129,13 @@ def prompts_of(config: Any) -> list[Any]:
     return [row_prompt(r) for r in rows]
 
 
+def _executor(use_ray: bool) -> Any:
+    from biorab.runner.local import LocalExecutor
+    from pipelines.ral import RayExecutor
+
+    return RayExecutor() if use_ray else LocalExecutor()
+
+
 def time_pipeline(config: Any, use_ray: bool) -> Timing:
     from biorab.runner import run_experiment
 
@@ -145,7 +159,7 @@ def time_pipeline(config: Any, use_ray: bool) -> Timing:
     try:
         with PeakRSS() as rss:
             start = time.perf_counter()
-            result = run_experiment(config, use_ray=use_ray, resume=False, progress=progress)
+            result = run_experiment(config, executor=_executor(use_ray), resume=False, progress=progress)
             total = time.perf_counter() - start
     finally:
         os.environ.pop("BIORAB_CACHE_DIR")
@@ -178,20 +192,47 @@ def shard_marks(run_dir: Path, fallback: list[tuple[float, int]]) -> list[tuple[
 
 def time_backend(backend: Any, prompts: list[Any], sampling: Any, batch_size: int, name: str) -> Timing:
     marks: list[tuple[float, int]] = []
+    tokens = 0
     with PeakRSS() as rss:
         start = time.perf_counter()
         for i in range(0, len(prompts), batch_size):
-            backend.generate(prompts[i : i + batch_size], sampling)
+            gens = backend.generate(prompts[i : i + batch_size], sampling)
+            tokens += sum(g.completion_tokens for g in gens)
             marks.append((time.perf_counter(), min(i + batch_size, len(prompts))))
         total = time.perf_counter() - start
-    return Timing(name, len(prompts), total, marks, rss.peak)
+    return Timing(name, len(prompts), total, marks, rss.peak, tokens)
+
+
+def time_dtypes(config: Any, prompts: list[Any], args: argparse.Namespace) -> str:
+    """Bare backend tok/s per dtype, batched and one prompt at a time, measured one after the other."""
+    from biorab.generation import build_backend
+
+    subset = prompts[: args.dtype_n]
+    lines = [f"bare backend per dtype, {len(subset)} prompts, batch {args.batch_size} vs loop (tok/s = "
+             "generated tokens per wall second, prefill included):"]  # fmt: skip
+    for dtype in args.dtypes.split(","):
+        params = {**config.backend.params, "dtype": dtype}
+        backend = build_backend(config.backend.name, params)
+        try:
+            backend.generate(subset[:1], config.sampling)  # warm-up
+            batched = time_backend(backend, subset, config.sampling, args.batch_size, "batched")
+            loop = time_backend(backend, subset, config.sampling, 1, "loop")
+        finally:
+            backend.close()
+        ratio = batched.tokens_per_s / loop.tokens_per_s
+        fast, slow = batched.tokens_per_s, loop.tokens_per_s
+        line = f"  {dtype:<9} batched {fast:7.1f} tok/s | loop {slow:7.1f} tok/s | batched/loop {ratio:5.2f}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def report(timings: list[Timing]) -> str:
     by = {t.name.split(" ")[0]: t for t in timings}
-    lines = [f"{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}{'peak RSS MB':>13}"]
+    lines = [f"{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}{'tok/s':>8}"
+             f"{'peak RSS MB':>13}"]  # fmt: skip
     for t in timings:
-        lines.append(f"{t.name:<26}{t.n:>8}{t.total_s:>10.2f}{t.throughput:>11.2f}{t.steady:>10.2f}"
+        tok = f"{t.tokens_per_s:>8.1f}" if t.tokens else f"{'-':>8}"
+        lines.append(f"{t.name:<26}{t.n:>8}{t.total_s:>10.2f}{t.throughput:>11.2f}{t.steady:>10.2f}{tok}"
                      f"{t.peak_bytes / 2**20:>13.0f}")
     pipe, batched, loop = by["pipeline"], by["batched"], by["loop"]
     lines += [
@@ -199,7 +240,7 @@ def report(timings: list[Timing]) -> str:
         f"pipeline / batched (steady): {pipe.steady / batched.steady:.2f}   (target >= 0.9)",
         f"pipeline / batched (total):  {pipe.throughput / batched.throughput:.2f}   (with start-up)",
         f"pipeline / loop (steady):    {pipe.steady / loop.steady:.2f}   (target >= 5)",
-        f"batched / loop (steady):     {batched.steady / loop.steady:.2f}",
+        f"batched / loop (steady):     {batched.steady / loop.steady:.2f}   (target >= 5)",
     ]
     return "\n".join(lines)
 
@@ -217,6 +258,9 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--delay", type=float, default=0.05, help="fake backend: seconds per generate call")
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--dtype", default="auto", help="transformers dtype of the three main runs")
+    parser.add_argument("--dtypes", default="float32,bfloat16", help="per-dtype table's dtypes ('' skips)")
+    parser.add_argument("--dtype-n", type=int, default=16, help="prompts of the per-dtype table")
     args = parser.parse_args()
     for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
                        "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false"}.items():
@@ -236,7 +280,10 @@ def main() -> None:
             loop = time_backend(backend, prompts, config.sampling, 1, "loop (one prompt a call)")
         finally:
             backend.close()
+        dtypes = time_dtypes(config, prompts, args) if args.backend == "transformers" and args.dtypes else ""
     print(report([pipeline, batched, loop]))
+    if dtypes:
+        print("\n" + dtypes)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,42 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from biorab.errors import DataError
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.records import Generation, Hit, Prompt
 
 _BUSY_TIMEOUT_MS = 60_000
+
+
+def _is_corrupt(e: sqlite3.DatabaseError) -> bool:
+    text = str(e).lower()
+    return "file is not a database" in text or "malformed" in text
+
+
+def quarantine(path: Path) -> Path:
+    """Move a corrupt SQLite file (and its WAL/shm files) aside; returns the new name of the main file."""
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    os.replace(path, aside)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return aside
+
+
+def cache_error(path: Path, e: sqlite3.Error) -> DataError:
+    """A cache database failure as an error naming the file and what to do."""
+    text = str(e)
+    if "disk is full" in text.lower():
+        fix = "the disk is full: free space there (or set BIORAB_CACHE_DIR elsewhere), then run again"
+    elif "readonly" in text.lower() or "read-only" in text.lower():
+        fix = "the cache is read-only: make it writable or set BIORAB_CACHE_DIR to a writable folder"
+    else:
+        fix = "move the file aside (it is a cache: it is rebuilt) or set BIORAB_CACHE_DIR elsewhere"
+    return DataError(f"cache database error ({text}); {fix}", path=path)
 
 
 class ContentStore:
@@ -35,32 +64,55 @@ class ContentStore:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            try:
+                conn = self._open()
+            except sqlite3.DatabaseError as e:
+                if not _is_corrupt(e):
+                    raise cache_error(self.path, e) from e
+                # A cache is derived data: a corrupt one is moved aside and rebuilt, never a dead end.
+                aside = quarantine(self.path)
+                warnings.warn(f"{self.path}: corrupt cache database ({e}); moved aside to {aside.name} and "
+                              "rebuilt (its entries are recomputed as needed)", stacklevel=2)
+                conn = self._open()
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
 
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
         """The stored values of those `keys` that are present."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, str] = {}
         conn = self._connection()
-        for start in range(0, len(wanted), 500):  # SQLite limits the number of bound parameters
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(conn.execute(f"SELECT key, value FROM kv WHERE key IN ({marks})", chunk).fetchall())
+        try:
+            for start in range(0, len(wanted), 500):  # SQLite limits the number of bound parameters
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                found.update(conn.execute(f"SELECT key, value FROM kv WHERE key IN ({marks})", chunk))
+        except sqlite3.DatabaseError as e:
+            raise cache_error(self.path, e) from e
         return found
 
     def put_many(self, items: Mapping[str, str]) -> None:
         if not items:
             return
         conn = self._connection()
-        with conn:  # one transaction: a kill leaves either all or none of the batch
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR IGNORE INTO kv (key, value) VALUES (?, ?)", list(items.items()))
+        try:
+            with conn:  # one transaction: a kill leaves either all or none of the batch
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("INSERT OR IGNORE INTO kv (key, value) VALUES (?, ?)", list(items.items()))
+        except sqlite3.DatabaseError as e:
+            raise cache_error(self.path, e) from e
 
     def __len__(self) -> int:
         return int(self._connection().execute("SELECT COUNT(*) FROM kv").fetchone()[0])
@@ -82,11 +134,23 @@ def hits_key(
 
 
 def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:
-    """Key of one generation: (model digest, prompt, stops, output constraint, sampling params + seed)."""
+    """Key of one generation: (model digest, prompt, stops, output constraint, sampling params + seed).
+
+    Two rules keep keys honest without invalidating caches needlessly:
+    - ``constrained`` cannot change the output of a prompt without a constraint, so such prompts are keyed
+      as unconstrained (the old default): turning guided decoding on by default left their keys alone.
+    - a constrained regex prompt carries the marker ``guided-regex``: before xgrammar guided decoding, the
+      transformers backend generated those freely under the same params, and those cached texts must not
+      be served as if they had been constrained.
+    """
     constraint = prompt.constraint.to_json() if prompt.constraint else None
-    return stable_digest(
-        ["gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, params.digest()]
-    )
+    keyed = params if prompt.constraint else params.model_copy(update={"constrained": False})
+    parts: list[object] = [
+        "gen/v1", model_digest, prompt.text, list(params.stops_for(prompt)), constraint, keyed.digest()
+    ]
+    if params.constrained and prompt.constraint is not None and prompt.constraint.regex:
+        parts.append("guided-regex")
+    return stable_digest(parts)
 
 
 class HitStore:

@@ -16,13 +16,34 @@ from biorab.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+class DuplicateKeyError(ValueError):
+    """A YAML mapping repeats a key (PyYAML would silently keep the last value)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a key repeated in one mapping, naming it and its line."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                first = seen[key]
+                raise DuplicateKeyError(f"line {line}, key {key!r}: duplicate key (first at line {first})")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping; a missing file, bad YAML or a non-mapping document is a `ConfigError`."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError("file not found", path=path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe)
+    except DuplicateKeyError as e:
+        raise ConfigError(str(e), path=path) from e
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise ConfigError(f"not valid YAML: {e}", path=path) from e
     if data is None:

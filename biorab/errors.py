@@ -83,3 +83,8 @@ class BackendError(BioRABError):
 
 class RetrievalError(BioRABError):
     """Retrieval was asked for something impossible (empty corpus, k <= 0, missing model path)."""
+
+
+class TrackingError(BioRABError):
+    """The MLflow tracking store or server cannot be used; results on disk are kept, and the message says how
+    to log them later (``biorab track RUN_DIR``)."""

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from biorab.experiment_drugmech import DrugMechSpec, with_chat_default
+from biorab.drugmech.experiment.spec import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.learn.hit_filter import HitFilterSpec
 from biorab.params import Params
@@ -30,6 +30,38 @@ from biorab.params import Params
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
 ParserMode = Literal["robust", "strict_original"]
 LLMEngine = Literal["actors", "vllm_processor"]
+CorpusMethod = Literal["none", "detect_correct", "llm_label"]
+# The testbeds each corpus method applies to (mirrors `biorab.methods.METHODS`; config stays import-light).
+_METHOD_TESTBEDS: dict[str, tuple[str, ...]] = {
+    "detect_correct": ("labeled", "counterfactual", "negative_awareness"),
+    "llm_label": ("unlabeled",),
+}
+
+
+class ResampleSpec(Params):
+    """Seeded resampling of a binary classification split to a positive:negative ratio (the paper's
+    sampling-bias study, 1:1 vs 1:5); see `biorab.datasets.resample`.
+
+    Attributes:
+        ratio: ``"P:N"``, e.g. ``"1:1"`` or ``"1:5"``.
+        seed: seeds which instances are drawn.
+        positive: the positive label (``None``: the dataset's, e.g. ``1`` for Ade-corpus-v2, ``y`` SemClass).
+    """
+
+    ratio: str = Field(pattern=r"^[1-9][0-9]*:[1-9][0-9]*$")
+    seed: int = 0
+    positive: str | None = None
+
+    @property
+    def parts(self) -> tuple[int, int]:
+        pos, neg = self.ratio.split(":")
+        return int(pos), int(neg)
+
+    @property
+    def tag(self) -> str:
+        """A label-safe name, e.g. ``1to5s0``."""
+        pos, neg = self.parts
+        return f"{pos}to{neg}s{self.seed}" + (f"p{self.positive}" if self.positive is not None else "")
 
 
 class DatasetSpec(Params):
@@ -38,6 +70,15 @@ class DatasetSpec(Params):
     name: str
     split: str = "test"
     limit: int | None = Field(default=None, ge=1)
+    resample: ResampleSpec | None = None
+
+    def fingerprint_json(self) -> dict[str, Any]:
+        """The slice as digested into cell fingerprints: without `limit`, and `resample` only when set (so
+        that existing configs keep their fingerprints)."""
+        data = self.model_dump(mode="json", exclude={"limit", "resample"})
+        if self.resample is not None:
+            data["resample"] = self.resample.model_dump(mode="json")
+        return data
 
 
 class RetrievalSpec(Params):
@@ -59,6 +100,8 @@ class RetrievalSpec(Params):
             the ``negative_awareness`` testbed and off otherwise; ``true`` needs a retrieving testbed.
         filter: keep only the hits a trained awareness encoder judges helpful
             (`biorab.learn.hit_filter.HitFilterSpec`: ``{encoder: <folder or models:/ URI>, threshold: d}``).
+        method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
+            (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
     """
 
     testbed: TestbedKind = "none"
@@ -72,6 +115,15 @@ class RetrievalSpec(Params):
     template: str = "default"
     awareness_probe: bool | None = None
     filter: HitFilterSpec | None = None
+    method: CorpusMethod = "none"
+
+    @model_validator(mode="after")
+    def _method_fits_testbed(self) -> RetrievalSpec:
+        if self.method != "none" and self.testbed not in _METHOD_TESTBEDS[self.method]:
+            allowed = ", ".join(_METHOD_TESTBEDS[self.method])
+            raise ValueError(f"method {self.method} applies to the {allowed} testbed(s), "
+                             f"not {self.testbed!r}")
+        return self
 
     @model_validator(mode="after")
     def _rate_only_for_counterfactual(self) -> RetrievalSpec:
@@ -118,6 +170,8 @@ class RetrievalSpec(Params):
             del data["filter"]
         if self.dedupe:
             del data["dedupe"]
+        if self.method == "none":
+            del data["method"]
         if self.probes:
             data["awareness_probe"] = True
         return data
@@ -192,7 +246,7 @@ class ExperimentConfig(Params):
         name: the run's name; outputs go to ``<output_dir>/<name>``.
         datasets: the BioRAB dataset slices (cells: each × every retrieval setting); may be empty when
             `drugmech` is given.
-        drugmech: DrugMech query files to evaluate (`biorab.experiment_drugmech.DrugMechSpec`).
+        drugmech: DrugMech query files to evaluate (`biorab.drugmech.experiment.spec.DrugMechSpec`).
         data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
         seed: seed of corpus corruption and of the bootstrap CIs.
         n_boot: bootstrap resamples for the CIs.
@@ -246,7 +300,8 @@ class ExperimentConfig(Params):
     @classmethod
     def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
         # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
-        # Ray Data then waits forever without an error (STACK_NOTES.md §2.4). Refuse such a config.
+        # Ray Data then waits forever without an error (docs/notes/ray_on_small_machines.md). Refuse such a
+        # config.
         if res.address is not None:
             return res
         need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus
@@ -292,7 +347,7 @@ class Cell:
         cfg = self.config
         return stable_digest(
             {
-                "dataset": self.dataset.model_dump(mode="json", exclude={"limit"}),
+                "dataset": self.dataset.fingerprint_json(),
                 "retrieval": self.retrieval.fingerprint_json(),
                 "backend": cfg.backend.model_dump(mode="json"),
                 "sampling": cfg.sampling.model_dump(mode="json"),
@@ -307,10 +362,14 @@ class Cell:
         """A readable name, e.g. ``ade-test__labeled-bm25-k1`` or ``medmcqa-test__none``."""
         r = self.retrieval
         parts = [f"{self.dataset.name}-{self.dataset.split}", r.testbed]
+        if self.dataset.resample is not None:
+            parts[0] += f"-{self.dataset.resample.tag}"
         if r.rate is not None:
             parts[-1] += f"-{r.rate:g}"
         if r.retrieves:
             parts[-1] += f"-{r.retriever}-k{r.k}" + ("" if r.dedupe else "-dups")
+        if r.method != "none":
+            parts[-1] += f"-{r.method}"
         if r.template != "default":
             parts.append(r.template)
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", "__".join(parts))

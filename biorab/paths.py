@@ -16,12 +16,21 @@ def _first_existing(candidates: list[Path]) -> Path | None:
 
 
 def _shared_data_candidates(sub: str) -> list[Path]:
-    return [Path.cwd() / "data" / sub, _REPO_ROOT / "data" / sub, _REPO_ROOT.parent / "shared" / "data" / sub]
+    # Last: where `biorab data fetch` puts the data by default, so fetched data is found with no option.
+    return [Path.cwd() / "data" / sub, _REPO_ROOT / "data" / sub, _REPO_ROOT.parent / "shared" / "data" / sub,
+            fetched_data_dir() / sub]
+
+
+def fetched_data_dir() -> Path:
+    """Where `biorab data fetch` writes by default (not created here): ``$XDG_DATA_HOME/biorab/data``,
+    i.e. ``~/.local/share/biorab/data``. It holds ``biorab/``, ``drugmechdb/`` and ``drugmechcf/``."""
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "biorab" / "data"
 
 
 def biorab_data_dir(override: str | Path | None = None) -> Path:
-    """The BioRAB data root: `override`, else ``$BIORAB_DATA_DIR``, else ``./data/biorab`` or the
-    ``shared/data/biorab`` folder beside the checkout."""
+    """The BioRAB data root: `override`, else ``$BIORAB_DATA_DIR``, else ``./data/biorab``, the
+    ``shared/data/biorab`` folder beside the checkout, or the fetched default (`fetched_data_dir`)."""
     return _resolve("biorab", override, "BIORAB_DATA_DIR", "--data-dir")
 
 
@@ -47,7 +56,8 @@ def _resolve(sub: str, override: str | Path | None, env: str, option: str) -> Pa
     found = _first_existing(_shared_data_candidates(sub))
     if found is None:
         raise ConfigError(
-            f"no {sub} data folder found; pass {option} or set ${env}",
+            f"no {sub} data folder found (looked beside the checkout and in {fetched_data_dir()}); "
+            f"run `biorab data fetch {sub}`, pass {option} or set ${env}",
             key=option,
         )
     return found

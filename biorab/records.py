@@ -162,6 +162,9 @@ class Generation:
 
     `label_logprobs` maps each label of a closed label set to its log-probability when the backend can
     score them (used for AUROC/AUPRC). `error` is set, and `text` empty, when the call failed for good.
+    `batch_size` is how many sequences shared the forward passes that produced it (None when unknown):
+    greedy outputs can depend on it (padding and kernel choice change the float rounding), so it is
+    recorded to explain a difference, and is deliberately not part of the generation cache key.
     """
 
     text: str
@@ -170,6 +173,7 @@ class Generation:
     finish_reason: str | None = None
     label_logprobs: dict[str, float] | None = None
     error: str | None = None
+    batch_size: int | None = None
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

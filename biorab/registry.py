@@ -93,6 +93,10 @@ METRICS: Registry[Any] = _registry("metric", "biorab.metrics")
 CORPORA: Registry[Any] = _registry("corpus", "biorab.corpora")
 RETRIEVERS: Registry[Any] = _registry("retriever", "biorab.retrieval")
 BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
+#: Kinds of experiment (`biorab.runner.experiment_source.ExperimentSource` classes), registered lazily.
+EXPERIMENTS: Registry[Any] = Registry("experiment")
+EXPERIMENTS.add_lazy("biorab", "biorab.runner.benchmark_source:BioRABSource")
+EXPERIMENTS.add_lazy("drugmech", "biorab.drugmech.experiment.source:DrugMechSource")
 
 ALL_REGISTRIES: dict[str, Registry[Any]] = {
     "datasets": DATASETS,

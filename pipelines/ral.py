@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig, StageResources
+from biorab.generation.prepare import prepare_for_backend
 from biorab.runner.execution import ExecutionStats, ProgressFn
-from biorab.runner.plan import CellPlan, sampling_seeds
+from biorab.runner.plan import sampling_seeds
 from biorab.runner.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
@@ -38,7 +40,7 @@ def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
 
     Splitting on the driver replaces ``.repartition(n)``: a repartition runs shuffle tasks that need a whole
     CPU each, which can never be scheduled once the actor pools hold their CPUs on a 2-CPU machine (the
-    deadlock of STACK_NOTES.md §2.4, hit for real with the smoke job).
+    deadlock of docs/notes/ray_on_small_machines.md, hit for real with the smoke job).
     """
     table = to_table(rows)
     blocks = max(1, min(blocks, table.num_rows))
@@ -107,6 +109,8 @@ def run_ray(
     try:
         ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt)
         stats = ExecutionStats()
+        if progress is not None:
+            progress(0, len(rows))  # the total, before the first (possibly long) batch
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             n = stats.add_rows(from_table(batch))
             if progress is not None:
@@ -115,3 +119,22 @@ def run_ray(
     finally:
         if started:
             ray.shutdown()
+
+
+class RayExecutor:
+    """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``)."""
+
+    def run(
+        self,
+        rows: Sequence[dict[str, Any]],
+        plans: Mapping[str, CellPlan],
+        config: ExperimentConfig,
+        *,
+        cells_dir: Path,
+        stores: tuple[Path, Path],
+        attempt: str,
+        progress: ProgressFn | None = None,
+    ) -> ExecutionStats:
+        prepare_for_backend(config.backend.name, config.backend.params)  # once, before actors load it
+        return run_ray(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
+                       progress=progress)

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from biorab.experiment import ResourcesConfig
 
-_LOCAL_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-
 
 def short_temp_dir() -> str:
     """A short per-user temp dir for the local Ray (its Unix socket paths must stay under ~100 bytes)."""
@@ -19,21 +17,37 @@ def short_temp_dir() -> str:
     return str(path)
 
 
-def init_ray(resources: ResourcesConfig) -> bool:
-    """Connect to `resources.address`, or start a small local Ray; returns whether this call did either.
+def cluster_address(resources: ResourcesConfig) -> str | None:
+    """The cluster to join: `resources.address`, else ``$RAY_ADDRESS`` (Ray sets it for every job that
+    ``ray job submit`` starts), else None (start a local Ray).
 
-    The local default disables token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``), usage stats
-    and the dashboard, and caps the object store, as STACK_NOTES.md measured.
+    An ``http(s)://`` address is a dashboard, the one ``ray job submit`` talks to; a driver cannot
+    connect to it, and a driver started on that machine joins the local cluster with ``auto``.
+    """
+    address = resources.address or os.environ.get("RAY_ADDRESS") or None
+    if address and address.startswith(("http://", "https://")):
+        return "auto"
+    return address
+
+
+def init_ray(resources: ResourcesConfig) -> bool:
+    """Join the cluster of `cluster_address`, or start a small local Ray; returns whether this call did
+    either.
+
+    Joining passes no resources (Ray refuses ``num_cpus`` or an object store size for an existing
+    cluster: the cluster already has them). The local default disables the dashboard and caps the object
+    store (docs/notes/ray_on_small_machines.md). Token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``)
+    and usage stats are turned off by the environment the edge sets (``RAY_AUTH_MODE=disabled``,
+    ``RAY_USAGE_STATS_ENABLED=0``: the CLI's defaults), never by this library.
     """
     import ray
 
     if ray.is_initialized():
         return False
-    if resources.address:
-        ray.init(address=resources.address, log_to_driver=False)
+    address = cluster_address(resources)
+    if address:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     else:
-        for key, value in _LOCAL_ENV.items():
-            os.environ.setdefault(key, value)
         ray.init(
             num_cpus=resources.num_cpus,
             include_dashboard=False,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
 from biorab.runner.awareness_stage import ProbeStage
 from biorab.runner.output import write_shards
-from biorab.runner.plan import CellPlan
 from biorab.runner.retrieval_stage import RetrievalStage
 from biorab.runner.rows import from_table, stamp, to_table
 from biorab.runner.stages import GenerationStage, ParseStage, RenderStage

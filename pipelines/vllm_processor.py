@@ -51,6 +51,10 @@ def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, An
     if p.adapter_path:
         raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
                           key="backend.params.adapter_path")
+    if p.batch_invariant:  # the in-process backend sets VLLM_BATCH_INVARIANT; Ray's replicas would not see it
+        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
+                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
+                          key="backend.params.batch_invariant")
     source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
     kwargs = engine_kwargs(p, source.location, on_cpu=False)
     model = kwargs.pop("model")
@@ -142,8 +146,8 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
     Prompts are sent as raw completions (no chat template): the templates are few-shot completion prompts
-    with stop strings, which LLM_NOTES.md found chat templating to break. Failed requests are recorded as
-    error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
+    with stop strings, which docs/notes/llm_notes.md found chat templating to break. Failed requests are
+    recorded as error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
     """
     from ray.data.llm import build_processor, vLLMEngineProcessorConfig
 

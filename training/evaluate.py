@@ -37,12 +37,22 @@ def compare_tuned(
     base = load_experiment(config_path).with_limit(limit)
     if output_dir is not None:
         base = base.model_copy(update={"output_dir": output_dir})
-    untuned = run_experiment(base, use_ray=use_ray)
-    tuned = run_experiment(tuned_config(base, adapter), use_ray=use_ray)
+    untuned = run_experiment(base, executor=_executor(use_ray))
+    tuned = run_experiment(tuned_config(base, adapter), executor=_executor(use_ray))
     return [
         CellComparison(a.plan.label, a.plan.task, _compare(a, b, base))
         for a, b in zip(untuned.cells, tuned.cells, strict=True)
     ]
+
+
+def _executor(use_ray: bool) -> Any:
+    if use_ray:
+        from pipelines.ral import RayExecutor
+
+        return RayExecutor()
+    from biorab.runner.local import LocalExecutor
+
+    return LocalExecutor()
 
 
 def _compare(cell_a: Any, cell_b: Any, config: Any) -> Any:

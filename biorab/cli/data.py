@@ -31,7 +31,8 @@ DataDirOption = Annotated[
 @data_app.command("stats")
 def stats(
     data_dir: DataDirOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="",
+        help="Print JSON instead of a table.")] = False,
     dataset: Annotated[
         list[str] | None,
         typer.Option("--dataset", "-d", help="Only this dataset (repeatable); default: all 8."),
@@ -118,7 +119,8 @@ def show(
     params: Annotated[
         Path | None, typer.Option("--params", help="YAML/JSON file with the loader's params (byo, bionli).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON row per example.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="",
+        help="Print one JSON row per example.")] = False,
 ) -> None:
     """Print examples of one split: id, text (the retrieval key/query), gold label and fields."""
     from biorab.datasets import load_dataset
@@ -151,5 +153,8 @@ def _print_examples(examples: list[Example]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``data`` command group to the main app."""
+    """Attach the ``data`` command group (with ``fetch`` from its own module) to the main app."""
+    from biorab.cli.data_fetch import fetch
+
+    data_app.command("fetch")(fetch)
     app.add_typer(data_app, name="data")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from biorab.drugmech.drugmechdb import DrugMechDB
+    from biorab.drugmech.graph.drugmechdb import DrugMechDB
 
 drugmech_app = typer.Typer(
     help="Drug Mechanisms Counterfactuals: DrugMechDB statistics, query-set generation, prompts, model "
@@ -30,7 +30,7 @@ DrugMechDBOption = Annotated[
 
 
 def _load_db(path: Path | None) -> DrugMechDB:
-    from biorab.drugmech.drugmechdb import load_drugmechdb
+    from biorab.drugmech.graph.drugmechdb import load_drugmechdb
     from biorab.paths import drugmechdb_dir
 
     if path is not None and path.is_file():
@@ -45,7 +45,7 @@ def stats(
         list[Path] | None,
         typer.Option("--file", "-f", help="Also report node-type mixes of this query file (repeatable)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="", help="Print JSON.")] = False,
 ) -> None:
     """Reference counts of DrugMechDB (MoAs, pairs, drugs, diseases, simulatable, valid, editable links,
     Add-Link targets).
@@ -53,8 +53,8 @@ def stats(
     Editable links are counted with both cut-edge modes (faithful, exact) on the reduced and the full DB. With
     --file, also the source/target node-type mixes of query files (as in the release's DataStats.txt).
     """
-    from biorab.drugmech.queryfiles import load_query_file
-    from biorab.drugmech.stats import drugmechdb_stats, query_set_stats
+    from biorab.drugmech.graph.stats import drugmechdb_stats, query_set_stats
+    from biorab.drugmech.queries.query_files import load_query_file
 
     result: dict[str, Any] = {"drugmechdb": drugmechdb_stats(_load_db(drugmechdb))}
     if query_file:
@@ -99,8 +99,8 @@ def generate(
     mix: Annotated[str, typer.Option(
         "--mix", help="Delete/change positives: release (stratified to the paper's target-type mix), "
         "pool (like the pool) or uniform.")] = "release",
-    keep_known_pairs: Annotated[bool, typer.Option(
-        "--keep-known-pairs", help="Add-Link: allow source drug / target disease pairs with a MoA.")] = False,
+    keep_known_pairs: Annotated[bool, typer.Option("--keep-known-pairs/--no-keep-known-pairs", metavar="",
+        help="Add-Link: allow source drug / target disease pairs with a MoA.")] = False,
     negatives: Annotated[str, typer.Option("--negatives", help="factuals_neg source: release, primekg "
                                            "or drugmechdb.")] = "release",
     primekg: Annotated[Path | None, typer.Option("--primekg", help="PrimeKG kg.csv (for --negatives "
@@ -112,8 +112,8 @@ def generate(
                                                         "--negatives release).")] = None,
 ) -> None:
     """Generate a query set in the released files' schema."""
-    from biorab.drugmech.generate import GenerateOptions, parse_kind, write_generated
-    from biorab.drugmech.generate import generate as run_generate
+    from biorab.drugmech.generate.query_sets import GenerateOptions, parse_kind, write_generated
+    from biorab.drugmech.generate.query_sets import generate as run_generate
     from biorab.errors import ConfigError
 
     parse_kind(kind)  # fail on a bad kind before loading DrugMechDB

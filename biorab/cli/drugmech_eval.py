@@ -26,24 +26,21 @@ def add_commands(group: typer.Typer) -> None:
 
 
 def _query_file(file: str, release_dir: Path | None) -> Any:
-    from biorab.drugmech.queryfiles import load_query_file, load_release_file
+    from biorab.drugmech.queries.resolver import resolve_query_file
 
-    path = Path(file)
-    if path.suffix == ".json" and path.is_file():
-        return load_query_file(path)
-    return load_release_file(file, release_dir=release_dir)
+    return resolve_query_file(file, base=Path.cwd(), release_dir=release_dir)
 
 
 def _primekg(path: Path | None) -> Any:
     if path is None:
         return None
-    from biorab.drugmech.primekg import load_primekg
+    from biorab.drugmech.graph.primekg import load_primekg
 
     return load_primekg(path)
 
 
 def _moas(drugmechdb_dir: Path | None) -> Any:
-    from biorab.drugmech.drugmechdb import load_drugmechdb
+    from biorab.drugmech.graph.drugmechdb import load_drugmechdb
 
     return load_drugmechdb(drugmechdb_dir)
 
@@ -67,7 +64,7 @@ def prompts(
     primekg: Annotated[Path | None, typer.Option(help=_PRIMEKG_HELP)] = None,
 ) -> None:
     """Render the prompts of a query file: JSONL rows {query_file, index, world|mode, prompt}."""
-    from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
+    from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
 
     if world not in WORLDS:
         raise ConfigError(f"unknown world {world!r}; allowed: {', '.join(WORLDS)}", key="--world")
@@ -149,57 +146,53 @@ def respond(
     primekg: Annotated[Path | None, typer.Option(help=_PRIMEKG_HELP)] = None,
 ) -> None:
     """Ask a model every query of a file through a generation backend; writes the responses JSONL that
-    `biorab drugmech score` reads (one single-user-message prompt per query, spec §8-9.1)."""
-    from biorab.drugmech.prompts import DISEASE_MODES, WORLDS, needs_drugmechdb, render_prompt
-    from biorab.generation import SamplingParams, build_backend
-    from biorab.records import Prompt
+    `biorab drugmech score` reads (one single-user-message prompt per query, spec §8-9.1).
+
+    Runs through `biorab run`'s machinery (a DrugMech cell per run, the generation cache, resume): the run
+    is kept in ``OUT.run/`` beside the responses file, so a rerun computes only what is missing."""
+    from biorab.drugmech.experiment.responses_export import backend_errors, response_rows, write_responses
+    from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS
+    from biorab.runner import run_experiment
+    from biorab.runner.local import LocalExecutor
 
     if world not in WORLDS or mode not in DISEASE_MODES:
         raise ConfigError(f"unknown world {world!r} or mode {mode!r}", key="--world/--mode")
     if runs < 1 or batch_size < 1:
         raise ConfigError("--runs and --batch-size must be at least 1", key="--runs")
-    qfile = _query_file(file, release_dir)
-    moas = _moas(drugmechdb_dir) if needs_drugmechdb(qfile.query_type, world=world, mode=mode) else None
-    kg = _primekg(primekg)
-    texts = []
-    for i, query in enumerate(qfile.queries):
-        try:
-            texts.append(render_prompt(query, world=world, mode=mode, moas=moas, primekg=kg))
-        except DataError as e:
-            raise DataError(f"row {i}: {e}", path=qfile.path) from e
-    setting = {"mode": mode} if qfile.query_type == "known_moa" else {"world": world}
-    name = file if Path(file).suffix != ".json" or not Path(file).is_file() else str(Path(file).resolve())
-    bparams = _backend_params(backend_params)
-    if backend in _CHAT_BACKENDS:  # the paper sent each prompt as one user message (spec §8, §9.1)
-        bparams.setdefault("chat", True)
-    engine = build_backend(backend, bparams)
-    partial = out.with_name(out.name + ".partial")
-    errors: list[str] = []
-    try:
-        with partial.open("w", encoding="utf-8") as sink:
-            for run in range(runs):
-                params = SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=seed + run)
-                for start in range(0, len(texts), batch_size):
-                    batch = [
-                        Prompt(example_id=f"{qfile.name}/{i}", text=texts[i])
-                        for i in range(start, min(start + batch_size, len(texts)))
-                    ]
-                    for i, gen in enumerate(engine.generate(batch, params), start=start):
-                        # A failed call is an incomplete answer: `score` counts it wrong, separately.
-                        finish = "error" if gen.error else gen.finish_reason
-                        if gen.error:
-                            errors.append(f"run {run}, row {i}: {gen.error}")
-                        row = {"query_file": name, "index": i, "response": gen.text, **setting, "run": run}
-                        sink.write(json.dumps({**row, "finish_reason": finish}) + "\n")
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    finally:
-        engine.close()
-    partial.replace(out)
-    typer.echo(f"wrote {runs * len(texts)} responses to {out}", err=True)
+    config = _respond_config(file, out, backend, _backend_params(backend_params), world=world, mode=mode,
+                             runs=runs, sampling={"max_tokens": max_tokens, "temperature": temperature,
+                                                  "seed": seed}, batch_size=batch_size,
+                             data=(release_dir, drugmechdb_dir, primekg))
+    result = run_experiment(config, executor=LocalExecutor(), track=False)
+    rows = response_rows(result.cells)
+    write_responses(rows, out)
+    typer.echo(f"wrote {len(rows)} responses to {out}", err=True)
+    errors = backend_errors(result.cells)
     if errors:  # kept as incomplete rows; say why here, since the responses file has no error field
         typer.echo(f"warning: {len(errors)} backend calls failed (first: {errors[0]})", err=True)
+
+
+def _respond_config(file: str, out: Path, backend: str, params: dict[str, Any], *, world: str, mode: str,
+                    runs: int, sampling: dict[str, Any], batch_size: int,
+                    data: tuple[Path | None, Path | None, Path | None]) -> Any:
+    """The experiment config of one ``respond``: the file's DrugMech cells only, untracked."""
+    import re
+
+    from biorab.experiment import ExperimentConfig
+
+    if backend in _CHAT_BACKENDS:  # the paper sent each prompt as one user message (spec §8, §9.1)
+        params.setdefault("chat", True)
+    release, dmdb, kg = (str(p) if p is not None else None for p in data)
+    return ExperimentConfig.model_validate({
+        "name": re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{out.name}.run").lstrip("._") or "responses.run",
+        "output_dir": str(out.parent),
+        "drugmech": {"query_files": [file], "worlds": [world], "modes": [mode], "runs": runs,
+                     "release_dir": release, "drugmechdb_dir": dmdb, "primekg": kg, "n_resamples": 2},
+        "backend": {"name": backend, "params": params},
+        "sampling": sampling,
+        "resources": {"llm": {"batch_size": batch_size}},
+        "tracking": {"enabled": False},
+    })
 
 
 def _pct(stats: dict[str, Any] | None) -> str:
@@ -236,17 +229,18 @@ def score(
     matcher: Annotated[
         str, typer.Option(help="Node-name matcher of the graph scores: tfidf (the original) or rapidfuzz.")
     ] = "tfidf",
-    json_out: Annotated[bool, typer.Option("--json", help="Print {rows, accuracy} as JSON.")] = False,
+    json_out: Annotated[bool, typer.Option("--json/--no-json", metavar="",
+        help="Print {rows, accuracy} as JSON.")] = False,
     release_dir: Annotated[Path | None, typer.Option(help=_RELEASE_HELP)] = None,
     drugmechdb_dir: Annotated[Path | None, typer.Option(help=_DMDB_HELP)] = None,
     n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples for grouped CIs.")] = 9999,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 42,
 ) -> None:
     """Score model responses against their query files (row verdicts, per-file and grouped accuracy)."""
-    from biorab.drugmech.aggregate_report import accuracy_report
-    from biorab.drugmech.matching import NODE_MATCHERS
-    from biorab.drugmech.parsing_options import PARSER_MODES
-    from biorab.drugmech.scoring_responses import read_responses, score_responses
+    from biorab.drugmech.parsing.option_answer import PARSER_MODES
+    from biorab.drugmech.scoring.accuracy_report import accuracy_report
+    from biorab.drugmech.scoring.graph_matching import NODE_MATCHERS
+    from biorab.drugmech.scoring.responses import read_responses, score_responses
 
     if parser not in PARSER_MODES:
         raise ConfigError(f"unknown parser {parser!r}; allowed: {', '.join(PARSER_MODES)}", key="--parser")

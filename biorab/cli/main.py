@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from biorab.cli import exit_codes
 from biorab.errors import BioRABError
 
 # One module per command group; a missing module is skipped so the CLI keeps working while parts land.
@@ -19,10 +20,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "retrieve",
     "models",
     "run",
-    "catalog",
+    "components",
     "drugmech",
     "serve",
     "tune",
+    "sweep",
 )
 
 app = typer.Typer(
@@ -46,16 +48,23 @@ def _register_commands() -> None:
 
 
 def _quiet_defaults() -> None:
-    # Fail fast instead of ~70 s of hub retries, and keep third-party telemetry off by default.
+    # The edge, not the library, sets the environment (called from `main` only, never on import):
+    # fail fast instead of ~70 s of hub retries, and keep third-party telemetry off by default.
     for key, value in {
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "disabled",  # a local Ray 2.60 would otherwise write $HOME/.ray/auth_token
         "MLFLOW_DISABLE_TELEMETRY": "true",
         "DO_NOT_TRACK": "true",
         "TOKENIZERS_PARALLELISM": "false",
         "RAY_DATA_LOG_LEVEL": "WARNING",  # Ray Data logs every execution plan at INFO
         "MLFLOW_LOGGING_LEVEL": "WARNING",  # and MLflow every schema migration of a new store
+        # An unreachable tracking server fails in seconds, not after minutes of retries (the results are
+        # on disk first; `biorab track RUN_DIR` logs them later).
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+        "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     }.items():
         os.environ.setdefault(key, value)
 
@@ -64,18 +73,28 @@ _register_commands()
 
 
 def main() -> None:
-    """Entry point: runs the Typer app and turns BioRAB errors into a message and exit code 2."""
+    """Entry point: runs the Typer app and turns errors into a one-line message and an exit status
+    (`biorab.cli.exit_codes`): 2 for bad input, disks and stores, 130 for an interrupt."""
     _quiet_defaults()
     try:
-        app(standalone_mode=False)
+        # In non-standalone mode typer *returns* the status of `typer.Exit(n)` and of Ctrl-C (130, from
+        # its own KeyboardInterrupt handler) instead of exiting, so the return value must be honoured.
+        status = app(standalone_mode=False)
+    except KeyboardInterrupt:  # raised outside typer's handler (e.g. while a command tears down)
+        status = exit_codes.INTERRUPTED
     except BioRABError as e:
-        typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-        sys.exit(2)
+        from biorab.runner.run_lock import RunLockedError
+
+        locked = isinstance(e, RunLockedError)
+        _fail(f"error: {e}", exit_codes.LOCKED if locked else exit_codes.USAGE_OR_INPUT)
+    except OSError as e:
+        from biorab.cli.os_errors import describe_os_error
+
+        _fail(f"error: {describe_os_error(e)}", exit_codes.USAGE_OR_INPUT)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except typer.Abort:
-        typer.secho("aborted", err=True)
-        sys.exit(130)
+        _fail("aborted", exit_codes.INTERRUPTED)
     except Exception as e:  # click usage errors arrive here in non-standalone mode
         import click
 
@@ -86,6 +105,14 @@ def main() -> None:
             shown.show()
             sys.exit(shown.exit_code)
         raise
+    if status == exit_codes.INTERRUPTED:
+        _fail(exit_codes.INTERRUPT_MESSAGE, exit_codes.INTERRUPTED)
+    sys.exit(status if isinstance(status, int) else exit_codes.OK)
+
+
+def _fail(message: str, status: int) -> None:
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ CacheDirOption = Annotated[
 def prepare(
     model: Annotated[str, typer.Option("--model", help="Model to prepare.")] = "smollm2",
     cache_dir: CacheDirOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Convert again even if already prepared.")] = False,
+    force: Annotated[bool, typer.Option("--force/--no-force", metavar="",
+        help="Convert again even if already prepared.")] = False,
 ) -> None:
     """Convert MODEL's packaged GGUF once into bf16 safetensors under <cache>/models (atomic)."""
     from biorab.generation.prepare import prepare_model, read_marker
@@ -40,10 +41,11 @@ def prepare(
 @models_app.command("ls")
 def ls(
     cache_dir: CacheDirOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="",
+        help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the known models (prepared or not) and every prepared folder in the cache."""
-    from biorab.generation.catalog import list_models
+    from biorab.generation.model_catalog import list_models
 
     rows = list_models(cache_dir)
     if as_json:

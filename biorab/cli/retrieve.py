@@ -10,6 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from biorab.errors import ConfigError
+from biorab.experiment import RetrievalSpec
+
+# One default for `biorab retrieve` and `biorab run` configs (`retrieval[].keep_ties`).
+KEEP_TIES_DEFAULT: bool = RetrievalSpec.model_fields["keep_ties"].default
+TIE_POOL_DEFAULT: int = RetrievalSpec.model_fields["tie_pool"].default
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="BioRAB data folder (default: the staged data).")
@@ -29,6 +34,9 @@ def register(app: typer.Typer) -> None:
         help="Build and inspect retrieval corpora (the paper's testbeds).", no_args_is_help=True
     )
     corpus_app.command("build")(corpus_build)
+    from biorab.cli.methods import corpus_transform
+
+    corpus_app.command("transform")(corpus_transform)
     app.add_typer(corpus_app, name="corpus")
 
 
@@ -48,17 +56,16 @@ def retrieve(
     k: Annotated[int, typer.Option("--k", help="Hits per query.")] = 1,
     keep_ties: Annotated[
         bool,
-        typer.Option(
-            "--keep-ties/--no-keep-ties",
-            help="Keep items tied with the k-th score (paper default: top-1 + ties).",
+        typer.Option("--keep-ties/--no-keep-ties", metavar="",
+            help="Keep items tied with the k-th score (paper default: top-1 + ties; as run configs).",
         ),
-    ] = False,
+    ] = KEEP_TIES_DEFAULT,
     limit: Annotated[
         int | None, typer.Option("--limit", help="Queries to show (default 5) or evaluate (default all).")
     ] = None,
     split: Annotated[str, typer.Option("--split", help="Split whose inputs are the queries.")] = "test",
     seed: Seed = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json/--no-json", metavar="", help="Print JSON.")] = False,
     evaluate: Annotated[
         bool,
         typer.Option(
@@ -83,8 +90,12 @@ def retrieve(
 
     if limit is not None and limit <= 0:
         raise ConfigError(f"--limit must be positive, got {limit}", key="--limit")
+    if k <= 0:  # checked here: the hits are searched `tie_pool` deeper than k
+        raise ConfigError(f"k must be a positive integer, got {k}", key="--k")
     corpus, _ = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
-    engine = _build_engine(retriever, encoder, model, keep_ties)
+    # Shown hits are selected as `biorab run` selects them (top k, then ties within `tie_pool` extra
+    # candidates), so the engine itself keeps none; `--eval` keeps the retriever's own tie rule.
+    engine = _build_engine(retriever, encoder, model, keep_ties and evaluate)
     engine.index(corpus.items)
     header = {
         "dataset": dataset,
@@ -101,7 +112,8 @@ def retrieve(
         judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
         _print_eval(engine, judgements, corpus.items, k, {**header, "relevance": relevance}, as_json)
     else:
-        _print_hits(engine, dataset, split, data_dir, k, limit or 5, header, as_json)
+        _print_hits(engine, dataset, split, data_dir, k, limit or 5, {**header, "keep_ties": keep_ties},
+                    as_json)
 
 
 def corpus_build(
@@ -164,9 +176,13 @@ def _print_hits(
     as_json: bool,
 ) -> None:
     from biorab.datasets import load_dataset
+    from biorab.retrieval.ranking import select_hits
 
     examples = load_dataset(dataset, split, data_dir=data_dir)[:limit]
-    hits = engine.search({e.id: e.text for e in examples}, k)
+    keep_ties = bool(header["keep_ties"])
+    depth = k + (TIE_POOL_DEFAULT if keep_ties else 0)
+    found = engine.search({e.id: e.text for e in examples}, depth)
+    hits = {q: select_hits(found.get(q, []), k, keep_ties=keep_ties) for q in found}
     if as_json:
         results = [
             {"id": e.id, "query": e.text, "label": e.label, "hits": [h.to_row() for h in hits[e.id]]}

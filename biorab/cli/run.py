@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,22 +14,38 @@ import typer
 def run(
     config: Annotated[Path, typer.Argument(help="experiment YAML (see jobs/smoke.yaml)")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
-    resume: Annotated[bool, typer.Option("--resume/--fresh", help="keep rows on disk, or start over")] = True,
-    no_ray: Annotated[bool, typer.Option("--no-ray", help="run the same stages in-process")] = False,
+    resume: Annotated[bool, typer.Option("--resume/--fresh", metavar="",
+        help="keep rows on disk, or start over")] = True,
+    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
+        help="run the same stages in-process")] = False,
     output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides data_dir)")]
+    = None,
+    no_fetch: Annotated[bool, typer.Option("--no-fetch/--fetch", metavar="",
+        help="fail instead of fetching missing data")] = False,
+    backend: Annotated[str | None, typer.Option("--backend", help="replace the config's backend by this one "
+                                                "with default params (e.g. fake: the plumbing, no model)")]
+    = None,
 ) -> None:
-    """Run every (dataset × retrieval setting) cell of CONFIG, score it with CIs and track it in MLflow."""
+    """Run every (dataset × retrieval setting) cell of CONFIG, score it with CIs and track it in MLflow.
+
+    With no data folder on this machine, first fetches the data sets CONFIG reads (``biorab data fetch``
+    into its default folder; from ``$BIORAB_DATA_MIRROR`` when set), unless ``--no-fetch``.
+    """
     from rich.console import Console
 
     from biorab.runner import run_experiment
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.experiment_source import experiment_sources
+    from biorab.runner.preflight import preflight
 
-    cfg = load_experiment(config).with_limit(limit)
+    started = time.perf_counter()
+    err = Console(stderr=True)
+    cfg = _load(config, data_dir=data_dir, fetch=not no_fetch, backend=backend, err=err).with_limit(limit)
     if output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
-    err = Console(stderr=True)
-    with _progress(err) as bar:
-        result = run_experiment(cfg, resume=resume, use_ray=not no_ray, progress=bar)
+    preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
+    with _progress(err) if err.is_terminal else _ProgressLines() as bar:
+        result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)
     if result.total_pending == 0:
         err.print("nothing to compute: every instance is already on disk (use --fresh to start over)")
     stats = result.stats
@@ -39,11 +57,107 @@ def run(
     if not out.is_terminal:  # piped or logged: don't fold the table into 80 columns
         out = Console(width=160)
     out.print(_table(result))
-    if result.drugmech is not None:
-        _echo_drugmech(result.drugmech)
+    for source in experiment_sources():
+        if source.name in result.sections:
+            typer.echo(source.console_summary(result.sections[source.name]))
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
         typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    # wall time from config load to the table, start-up (Ray, model load) included: what a user waits for
+    typer.echo(f"wall time: {time.perf_counter() - started:.1f} s")
+    _exit_if_incomplete(result)
+
+
+def _exit_if_incomplete(result: Any) -> None:
+    """Failed rows make a run incomplete: its numbers are not scores, and the status says so (3)."""
+    from biorab.cli.exit_codes import INCOMPLETE
+
+    cells = [c for c in result.cells if c.incomplete]
+    if cells:
+        failed = sum(c.generation_failures for c in cells)
+        typer.secho(f"incomplete: {failed} row(s) failed in {len(cells)} cell(s); their metrics are not "
+                    "scores (not logged to MLflow); run the same command again to retry the failed rows",
+                    fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(INCOMPLETE)
+
+
+def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | None, err: Any) -> Any:
+    """The checked config, after fetching the data it needs when this machine has none."""
+    from biorab.config_loading import load_config
+    from biorab.experiment import BackendSpec, ExperimentConfig
+    from biorab.runner.validate import check_experiment, load_experiment
+
+    if fetch and data_dir is None:
+        _fetch_for(load_config(ExperimentConfig, config), err)
+    if backend is None:
+        return load_experiment(config, data_dir=data_dir)
+    cfg = load_experiment(config, data_dir=data_dir, check_data=False)
+    cfg = cfg.model_copy(update={"backend": BackendSpec(name=backend)})
+    check_experiment(cfg, path=config)
+    return cfg
+
+
+def _fetch_for(cfg: Any, err: Any) -> None:
+    from biorab.errors import DataError
+    from biorab.fetching import fetch_files, load_manifest
+    from biorab.fetching.for_config import names_to_fetch
+    from biorab.fetching.progress import FetchProgress
+    from biorab.paths import fetched_data_dir
+
+    mirror = os.environ.get("BIORAB_DATA_MIRROR")
+    names = names_to_fetch(cfg, mirror=mirror)
+    if not names:
+        return
+    root = fetched_data_dir()
+    err.print(f"no data for {', '.join(names)} on this machine: fetching into {root} "
+              f"(from {mirror or 'the pinned public sources'}; --no-fetch to fail instead)", highlight=False)
+    files = load_manifest().select(tuple(names))
+    report = fetch_files(files, root, mirror=mirror, progress=FetchProgress(sys.stderr, tty=err.is_terminal))
+    if report.failed:
+        listed = "; ".join(f"{path}: {why}" for path, why in report.failed.items())
+        raise DataError(f"could not fetch {len(report.failed)} file(s): {listed}; rerun to resume, or "
+                        "run `biorab data fetch` with --mirror URL|DIR")
+
+
+class _ProgressLines:
+    """Plain ``progress: 40/96 rows (42%), 3.1 rows/s, eta 18s`` lines on stderr when it is not a terminal
+    (``ray job logs``, CI): every 10 s, also while a long batch is still running, and at the end."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from biorab.progress_lines import ProgressLines
+
+        self.lines = ProgressLines("rows", write=lambda line: print(line, file=sys.stderr, flush=True))
+        self.stop = threading.Event()
+        self.heartbeat = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(1.0):
+            self.lines.tick()
+
+    def __enter__(self) -> _ProgressLines:
+        self.heartbeat.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.heartbeat.join()
+        self.lines.finish()
+
+    def __call__(self, advance: int, total: int) -> None:
+        self.lines(advance, total)
+
+
+def _executor(no_ray: bool) -> Any:
+    """The edge chooses the executor: in-process, or the Ray Data pipeline (imported only here)."""
+    if no_ray:
+        from biorab.runner.local import LocalExecutor
+
+        return LocalExecutor()
+    from pipelines.ral import RayExecutor
+
+    return RayExecutor()
 
 
 class _progress:
@@ -85,9 +199,9 @@ def _table(result: Any) -> Any:
     """One row per cell: its headline metric with CI (the full set is in report.md and MLflow)."""
     from rich.table import Table
 
-    from biorab.metrics.scoring import PRIMARY_METRIC
-    from biorab.runner.report import metric_cell
-    from biorab.runner.scoring import AWARENESS_METRICS
+    from biorab.metrics.task_scoring import PRIMARY_METRIC
+    from biorab.runner.cell_scoring import AWARENESS_METRICS
+    from biorab.runner.run_report import metric_cell
 
     table = Table(title="headline metric per cell (95% bootstrap CI); all metrics: report.md / MLflow")
     for col in ("cell", "task", "n", "metric", "value [CI]", "parse fail", "gen fail"):
@@ -98,21 +212,10 @@ def _table(result: Any) -> Any:
         names = [name] + [m for m in AWARENESS_METRICS if m in cell.metrics]
         for metric in names:
             value = metric_cell(cell.metrics[metric]) if metric in cell.metrics else "n/a"
+            value = f"incomplete: {value}" if cell.incomplete else value
             table.add_row(cell.plan.label, cell.plan.task, str(cell.n), metric, value,
                           str(cell.parse_failures), str(cell.generation_failures))
     return table
-
-
-def _echo_drugmech(report: dict[str, Any]) -> None:
-    """DrugMech accuracy per query file × world/mode over runs (the groups' BCa CIs are in report.md)."""
-    typer.echo(f"DrugMech (parser {report['parser']}, matcher {report['matcher']}): strict accuracy over "
-               "runs, mean ± SD [90% CI]; groups with BCa CIs in report.md and summary.json")
-    for c in report["cells"]:
-        acc = c["accuracy_strict"]
-        lo, hi = acc["ci_low"], acc["ci_high"]
-        ci = "" if lo is None else f" ± {acc['std']:.3f} [{lo:.3f}, {hi:.3f}]"
-        typer.echo(f"  {c['query_file']:<22} {c['world'] or c['mode']:<36} runs={c['runs']} n={c['n']} "
-                   f"strict={acc['mean']:.3f}{ci} unparsed={c['n_unparsed']} incomplete={c['n_incomplete']}")
 
 
 def register(app: typer.Typer) -> None:

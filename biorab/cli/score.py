@@ -29,7 +29,8 @@ DatasetOption = Annotated[
 LabelsOption = Annotated[
     str | None, typer.Option("--labels", help="Comma-separated label set (default: the sorted gold labels).")
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JsonOption = Annotated[bool, typer.Option("--json/--no-json", metavar="",
+    help="Print JSON instead of a table.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 NBootOption = Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap resamples (0: no intervals).")]
 
@@ -54,7 +55,7 @@ def score_command(
 
     A row may add "scores" (label -> probability or log-probability) to get AUROC and AUPRC.
     """
-    from biorab.metrics.file_scoring import score_file
+    from biorab.metrics.predictions_scoring import score_file
 
     report = score_file(
         file, task=task, parser=parser, dataset=dataset, labels=_labels(labels), n_boot=n_boot, seed=seed
@@ -83,7 +84,7 @@ def compare_command(
 ) -> None:
     """Paired comparison of FILE_B against FILE_A: delta (B - A) with paired bootstrap CI and p-value,
     and McNemar's test on per-instance correctness."""
-    from biorab.metrics.file_scoring import compare_files
+    from biorab.metrics.predictions_scoring import compare_files
 
     result = compare_files(
         file_a,

@@ -12,7 +12,8 @@ import typer
 
 def tune(
     config: Annotated[Path, typer.Argument(help="tune job YAML (see jobs/tune_encoder.yaml)")],
-    fresh: Annotated[bool, typer.Option("--fresh", help="drop the job's trials and start over")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh/--resume", metavar="",
+        help="drop the job's trials and start over")] = False,
 ) -> None:
     """Tune CONFIG; an interrupted job resumes (finished trials are kept) unless --fresh."""
     from training.config import load_tune_config
@@ -49,7 +50,8 @@ def tune_compare(
     ],
     adapter: Annotated[str, typer.Option("--adapter", help="adapter folder or models:/ URI")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
-    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", help="run in-process (default)")] = True,
+    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
+        help="run in-process (default)")] = True,
 ) -> None:
     """Run CONFIG untuned and with ADAPTER; print each cell's paired difference (tuned - untuned) and CI."""
     from training.evaluate import compare_tuned

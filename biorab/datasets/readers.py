@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.errors import DataError
+from biorab.file_sniffing import json_error_text
 
 # Errors that gzip/zlib raise on a corrupt or truncated archive.
 _GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
@@ -113,7 +114,7 @@ def read_jsonl(path: Path) -> Iterator[SourceRow]:
             data = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(
-                f"invalid JSON ({e.msg} at column {e.colno}); is the line truncated?", path=path, line=number
+                f"invalid JSON ({json_error_text(e)}); is the line truncated?", path=path, line=number
             ) from e
         if not isinstance(data, dict):
             raise DataError(f"expected a JSON object, got {type(data).__name__}", path=path, line=number)
@@ -136,7 +137,7 @@ def read_json_array(path: Path) -> Iterator[SourceRow]:
             data, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise DataError(
-                f"item {item}: invalid JSON ({e.msg} at column {e.colno}); is the file truncated?",
+                f"item {item}: invalid JSON ({json_error_text(e)}); is the file truncated?",
                 path=path,
                 line=e.lineno,
             ) from e

@@ -1,15 +1,16 @@
 """Drug Mechanisms Counterfactuals (Mohan & Karaletsos 2025): a pure library on networkx and rapidfuzz.
 
-Data and generation (one job per module):
+Subpackages by role; inside each, modules are named by the query kind they serve (``add_link``,
+``edit_link``, ``factual``) or by the thing they hold:
 
-* `biorab.drugmech.moa`: the MoA graph type, `moa_from_record`, `reduce_graph`, display helpers.
-* `biorab.drugmech.drugmechdb`: `load_drugmechdb` (deprecated-id filter, parse cache), the `DrugMechDB` set.
-* `biorab.drugmech.simulator`: the qualitative simulator (`simulate`, `is_valid`).
-* `biorab.drugmech.cutedges` / `editlink`: cut-edges (``faithful`` / ``exact``) and editable links.
-* `biorab.drugmech.editlink_gen`, `addlink`, `addlink_gen`, `factual`, `primekg`, `sampling`: the generators.
-* `biorab.drugmech.generate`: one entry point writing query files with a ``.meta.json`` sidecar.
-* `biorab.drugmech.stats`: reference counts and query-set statistics.
+* `biorab.drugmech.graph`: MoA graphs, DrugMechDB and PrimeKG loaders, the simulator, cut-edges, counts.
+* `biorab.drugmech.queries`: query-file records and the one query-file resolver.
+* `biorab.drugmech.generate`: the query-set generators and their entry point.
+* `biorab.drugmech.prompts`: prompt rendering; the template strings as data.
+* `biorab.drugmech.parsing`: answer parsers.
+* `biorab.drugmech.scoring`: per-sample correctness, graph matching, responses files, aggregates.
+* `biorab.drugmech.experiment`: DrugMech cells as an experiment source of ``biorab run``.
 
-Query files, prompts, parsing, matching and scoring live in `queryfiles`, `prompts*`, `parsing*`,
-`matching*`, `scoring*` and `aggregate*`. Submodules are imported explicitly; this package imports nothing.
+"spec §N" in these modules cites docs/drugmech_spec_notes.md. Submodules are imported explicitly; this
+package imports nothing.
 """

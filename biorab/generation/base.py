@@ -30,8 +30,9 @@ class SamplingParams(Params):
             The output is cut before the first stop string, which is not included.
         score_labels: for prompts whose constraint has `choices`, also return each label's
             log-probability as a continuation of the prompt (`Generation.label_logprobs`).
-        constrained: for prompts with a constraint, restrict the answer to it (the argmax label for
-            `choices`; a regex where the backend supports structured outputs).
+        constrained: for prompts with a constraint, restrict the answer to it (guided decoding: the
+            argmax label or a grammar for `choices`, a grammar for a regex; vLLM's structured outputs).
+            On by default; ``false`` generates freely (the switch that turns guided decoding off).
     """
 
     max_tokens: int = Field(default=64, ge=1)
@@ -40,7 +41,7 @@ class SamplingParams(Params):
     seed: int = 0
     stop: tuple[str, ...] = ()
     score_labels: bool = False
-    constrained: bool = False
+    constrained: bool = True
 
     def stops_for(self, prompt: Prompt) -> tuple[str, ...]:
         """The stop strings for `prompt`: the global ones, then the prompt's own, without duplicates

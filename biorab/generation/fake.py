@@ -14,6 +14,7 @@ Faults can be injected deterministically: every `fail_every`-th `generate` call 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import time
@@ -77,7 +78,7 @@ class FakeBackend:
             if fault or prompt.example_id in self.params.fail_ids:
                 out.append(Generation(text="", error=f"fake backend: injected fault on call {self.calls}"))
             else:
-                out.append(self._generate_one(prompt, params))
+                out.append(dataclasses.replace(self._generate_one(prompt, params), batch_size=len(prompts)))
         return out
 
     def close(self) -> None:

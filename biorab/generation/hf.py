@@ -4,10 +4,13 @@ Prompts are generated in batches (sorted by length to limit padding, results ret
 with left padding and ``pad = eos``. Stop strings are applied per row while generating (so a row stops
 early) and the text is cut before the first stop string. With ``score_labels`` or ``constrained``, the
 labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_scoring`).
+Other constrained rows (a regex, or labels with ``choices_via="grammar"``) are decoded under an xgrammar
+grammar, the engine vLLM uses (`biorab.generation.hf_guided`), so a config constrains alike on both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -17,7 +20,8 @@ from pydantic import AliasChoices, Field
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
-from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
+from biorab.generation.base import SamplingParams, model_input_text, stable_digest, truncate_at_stop
+from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
@@ -37,11 +41,15 @@ class TransformersBackend:
             into the cache, e.g. ``models:/biorab-ral-adapter@best``), applied on top of the model;
             ``adapter`` is accepted as its alias.
         merge_adapter: merge the adapter into the weights after loading (faster generation).
-        dtype: weights dtype; bf16 is fastest on CPUs with avx512_bf16 and halves memory.
+        dtype: weights dtype; ``auto`` (default) is bf16 on CUDA and on CPUs with native bf16
+            (avx512_bf16 / AMX), float32 on other CPUs, where bf16 matmuls are emulated and batching
+            then gains almost nothing (docs/generation.md has the measurements).
         device: torch device (``cpu``, ``cuda``, ``cuda:1``...).
         batch_size: prompts per `generate` call (and label continuations per scoring pass).
         num_threads: `torch.set_num_threads` (None keeps torch's default).
         chat: wrap each prompt in the tokenizer's chat template (few-shot prompts work better raw).
+        choices_via: how a constrained closed label list is answered: ``score`` (the argmax label by
+            sequence log-prob, exact over the list) or ``grammar`` (token-by-token guided decoding, as vLLM).
         cache_dir: cache root for prepared models (default `biorab.paths.cache_dir()`).
         auto_prepare: prepare a known model on first use instead of raising `ModelNotPreparedError`.
     """
@@ -52,11 +60,12 @@ class TransformersBackend:
         adapter_path: str | None = Field(default=None,
                                          validation_alias=AliasChoices("adapter_path", "adapter"))
         merge_adapter: bool = True
-        dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+        dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
         device: str = "cpu"
         batch_size: int = Field(default=8, ge=1)
         num_threads: int | None = Field(default=None, ge=1)
         chat: bool = False
+        choices_via: Literal["score", "grammar"] = "score"
         cache_dir: str | None = None
         auto_prepare: bool = True
         trust_remote_code: bool = False
@@ -69,9 +78,13 @@ class TransformersBackend:
             p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
         )
         self.adapter = local_adapter(p.adapter_path, self.source)
+        self.dtype = resolve_dtype(p.dtype, p.device)
         self.tokenizer = self._load_tokenizer()
         self.model: Any = self._load_model()
-        self._digest = weights_digest(self.source, self.adapter, p.dtype)
+        self._digest = weights_digest(self.source, self.adapter, self.dtype)  # resolved: auto = explicit
+        if p.choices_via == "grammar":  # other label answers, other keys (the default keeps its keys)
+            self._digest = stable_digest({"weights": self._digest, "choices_via": "grammar"})
+        self._grammar_cache: Any = None
 
     @property
     def model_digest(self) -> str:
@@ -90,7 +103,7 @@ class TransformersBackend:
         model: Any = AutoModelForCausalLM.from_pretrained(
             self.source.location,
             revision=p.revision,
-            dtype=_DTYPES[p.dtype],
+            dtype=_DTYPES[self.dtype],
             trust_remote_code=p.trust_remote_code,
         )
         if self.adapter:
@@ -113,16 +126,43 @@ class TransformersBackend:
         ids = [list(self.tokenizer(t, add_special_tokens=not self.params.chat)["input_ids"]) for t in texts]
         out = [self._context_error(row, params) for row in ids]
         scored = self._score(prompts, texts, ids, params, skip=out)
-        todo = [i for i in range(len(prompts)) if out[i] is None and not (params.constrained and i in scored)]
+        argmax = self._argmax_rows(prompts, params, scored)
+        todo = [i for i in range(len(prompts)) if out[i] is None and i not in argmax]
         for batch in _length_sorted_batches(todo, ids, self.params.batch_size):
             stops = [params.stops_for(prompts[i]) for i in batch]
-            generated = self._generate_batch([ids[i] for i in batch], stops, params)
+            grammars = [self._grammar(prompts[i], params) for i in batch]
+            generated = self._generate_batch([ids[i] for i in batch], stops, params, grammars)
             for i, gen in zip(batch, generated, strict=True):
                 out[i] = gen
         for i, logprobs in scored.items():
-            out[i] = _with_scores(out[i], logprobs, constrained=params.constrained, tokenizer=self.tokenizer,
-                                  prompt_tokens=len(ids[i]))  # fmt: skip
+            out[i] = _with_scores(out[i], logprobs, constrained=i in argmax, tokenizer=self.tokenizer,
+                                  prompt_tokens=len(ids[i]), batch_size=self.params.batch_size)  # fmt: skip
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    def _argmax_rows(
+        self, prompts: Sequence[Prompt], params: SamplingParams, scored: dict[int, dict[str, float]]
+    ) -> set[int]:
+        """Rows answered by the argmax label instead of decoding (constrained label lists, ``score``)."""
+        if not params.constrained or self.params.choices_via != "score":
+            return set()
+        return set(scored)
+
+    def _grammar(self, prompt: Prompt, params: SamplingParams) -> Any:
+        """The compiled grammar that guides this row, or None (unconstrained, or argmax-scored)."""
+        constraint = prompt.constraint
+        if not params.constrained or constraint is None or not (constraint.regex or constraint.choices):
+            return None
+        return self.grammars.get(constraint)
+
+    @property
+    def grammars(self) -> Any:
+        """The `GrammarCache` of this backend's tokenizer, built on first use (xgrammar imported then)."""
+        if self._grammar_cache is None:
+            from biorab.generation.hf_guided import GrammarCache
+
+            vocab = int(self.model.get_output_embeddings().weight.shape[0])  # the logits' width
+            self._grammar_cache = GrammarCache(self.tokenizer, vocab, _eos_ids(self.model, self.tokenizer))
+        return self._grammar_cache
 
     def _context_error(self, row: list[int], params: SamplingParams) -> Generation | None:
         """An error row when the prompt plus `max_tokens` does not fit the model's context."""
@@ -141,7 +181,7 @@ class TransformersBackend:
         params: SamplingParams,
         skip: list[Generation | None],
     ) -> dict[int, dict[str, float]]:
-        if not (params.score_labels or params.constrained):
+        if not (params.score_labels or (params.constrained and self.params.choices_via == "score")):
             return {}
         rows, requests = [], []
         for i, prompt in enumerate(prompts):
@@ -156,7 +196,11 @@ class TransformersBackend:
 
     @torch.inference_mode()
     def _generate_batch(
-        self, batch_ids: list[list[int]], stops: list[tuple[str, ...]], params: SamplingParams
+        self,
+        batch_ids: list[list[int]],
+        stops: list[tuple[str, ...]],
+        params: SamplingParams,
+        grammars: list[Any] | None = None,
     ) -> list[Generation]:
         pad = self.tokenizer.pad_token_id
         width = max(len(r) for r in batch_ids)
@@ -166,6 +210,15 @@ class TransformersBackend:
         sampling: dict[str, Any] = {"do_sample": False}
         if not params.greedy:
             sampling = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p}
+        if grammars and any(g is not None for g in grammars):
+            from transformers import LogitsProcessorList
+
+            from biorab.generation.hf_guided import RowGrammars
+
+            processor = RowGrammars(grammars, self.grammars.vocab_size)
+            # a grammar lets a row end with any EOS it was built with: generate must stop on all of them
+            sampling.update(logits_processor=LogitsProcessorList([processor]),
+                            eos_token_id=sorted(_eos_ids(self.model, self.tokenizer)))  # fmt: skip
         with torch.random.fork_rng(devices=[]):  # seeded sampling without touching the caller's RNG
             torch.manual_seed(params.seed)
             output = self.model.generate(
@@ -178,12 +231,19 @@ class TransformersBackend:
             )
         new = output[:, width:].cpu()
         return [
-            self._decode_row(new[row], len(batch_ids[row]), criterion.stopped_after[row], stops[row])
+            self._decode_row(new[row], len(batch_ids[row]), criterion.stopped_after[row], stops[row],
+                             batch_size=len(batch_ids))  # fmt: skip
             for row in range(len(batch_ids))
         ]
 
     def _decode_row(
-        self, new: torch.Tensor, prompt_tokens: int, stopped_after: int | None, stops: tuple[str, ...]
+        self,
+        new: torch.Tensor,
+        prompt_tokens: int,
+        stopped_after: int | None,
+        stops: tuple[str, ...],
+        *,
+        batch_size: int,
     ) -> Generation:
         """Text and token counts of one row: new tokens up to its stop string, EOS, or `max_tokens`."""
         tokens = new.tolist()
@@ -196,7 +256,7 @@ class TransformersBackend:
         text = self.tokenizer.decode(tokens[:count], skip_special_tokens=True)
         text, hit = truncate_at_stop(text, stops)
         return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=count,
-                          finish_reason="stop" if hit else finish)  # fmt: skip
+                          finish_reason="stop" if hit else finish, batch_size=batch_size)  # fmt: skip
 
     def close(self) -> None:
         self.model = None
@@ -224,12 +284,13 @@ def _with_scores(
     constrained: bool,
     tokenizer: Any,
     prompt_tokens: int,
+    batch_size: int,
 ) -> Generation:
-    """Attach label log-probs; for constrained rows the answer is the argmax label."""
+    """Attach label log-probs; for argmax rows the answer is the best label (`batch_size` is then the
+    scoring pass's, which also shapes the numerics)."""
     if constrained or gen is None:
         best = max(logprobs, key=logprobs.__getitem__)  # first label wins a tie (label order)
         completion = len(tokenizer(best, add_special_tokens=False)["input_ids"])
         return Generation(text=best, prompt_tokens=prompt_tokens, completion_tokens=completion,
-                          finish_reason="stop", label_logprobs=logprobs)  # fmt: skip
-    return Generation(text=gen.text, prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
-                      finish_reason=gen.finish_reason, label_logprobs=logprobs)  # fmt: skip
+                          finish_reason="stop", label_logprobs=logprobs, batch_size=batch_size)  # fmt: skip
+    return dataclasses.replace(gen, label_logprobs=logprobs)

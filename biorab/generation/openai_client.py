@@ -2,9 +2,10 @@
 
 Plain stdlib HTTP (`urllib`), so the backend needs no client library. One HTTP request per prompt
 (``/v1/completions``, or ``/v1/chat/completions`` with ``chat: true``), sent by a bounded thread pool
-(`concurrency`). Each request is retried on HTTP 5xx/408/409/429, timeouts,
-connection errors and malformed or incomplete JSON, with exponential backoff and full jitter (honouring
-``Retry-After``), at most `max_retries` times. A row that still fails comes back as
+(`concurrency`). Each attempt is bounded by `timeout_s` of wall-clock time, however slowly the server
+sends its answer. Each request is retried on HTTP 5xx/408/409/429, timeouts, connection errors and
+malformed or incomplete JSON, with exponential backoff and full jitter, at most `max_retries` times; a
+server's ``Retry-After`` (seconds) is honoured up to `retry_after_max_s`. A row that still fails comes back as
 ``Generation(text="", error=...)``: rows are never lost, never duplicated, and keep the input order.
 Stop strings are sent to the server and applied again to the returned text (some servers ignore them).
 """
@@ -29,6 +30,7 @@ from pydantic import Field
 
 from biorab.errors import BackendError, ConfigError
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.http_deadline import Deadline, open_with_deadline
 from biorab.generation.openai_scoring import echo_body, label_logprob
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
@@ -60,9 +62,11 @@ class OpenAIBackend:
             which suit few-shot prompts with a stop sequence).
         api_key_env: environment variable holding the API key. If it is unset, a loopback server gets a
             dummy key (local vLLM servers need none); any other server is a `ConfigError`.
-        timeout_s: per-request timeout.
+        timeout_s: wall-clock limit of one attempt (connect, send, wait and read the whole answer).
         max_retries: retries per row after the first attempt.
         backoff_s / backoff_max_s: first retry delay and its cap (doubling, full jitter).
+        retry_after_max_s: the longest ``Retry-After`` honoured; a server asking for more waits this long
+            (the wait is never shorter than the server asked for, up to this ceiling).
         concurrency: requests in flight at once.
         structured_outputs: how to send a prompt's constraint when `SamplingParams.constrained` is set:
             ``vllm`` (``structured_outputs: {choice|regex}``, vLLM >= 0.12), ``vllm_legacy``
@@ -83,6 +87,7 @@ class OpenAIBackend:
         max_retries: int = Field(default=4, ge=0, le=20)
         backoff_s: float = Field(default=0.5, ge=0)
         backoff_max_s: float = Field(default=20.0, ge=0)
+        retry_after_max_s: float = Field(default=120.0, ge=0)
         concurrency: int = Field(default=8, ge=1, le=256)
         structured_outputs: Literal["off", "vllm", "vllm_legacy"] = "off"
         label_scoring: Literal["off", "echo"] = "off"
@@ -106,7 +111,7 @@ class OpenAIBackend:
             return "EMPTY"
         raise ConfigError(
             f"${self.params.api_key_env} is not set; export the API key for {self.params.base_url}",
-            key="api_key_env",
+            key="backend.params.api_key_env",
         )
 
     @property
@@ -168,7 +173,8 @@ class OpenAIBackend:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         cap = min(self.params.backoff_max_s, self.params.backoff_s * 2**attempt)
         delay = self._rng.uniform(0, cap)  # full jitter: concurrent retries do not stampede together
-        return min(self.params.backoff_max_s, max(delay, retry_after or 0.0))
+        # The server knows its own load: wait at least what it asks, bounded so one header cannot stall a run.
+        return max(delay, min(retry_after or 0.0, self.params.retry_after_max_s))
 
     def _body(self, prompt: Prompt, params: SamplingParams) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -194,9 +200,30 @@ class OpenAIBackend:
         request = urllib.request.Request(
             self._base_url + path, data=json.dumps(body).encode("utf-8"), headers=self._headers, method="POST"
         )
+        deadline = Deadline(self.params.timeout_s).start()
         try:
-            with urllib.request.urlopen(request, timeout=self.params.timeout_s) as response:
-                data = response.read()
+            data = self._send(request, deadline)
+        except RetryableError:
+            if deadline.expired:
+                raise RetryableError(f"timeout after {self.params.timeout_s} s") from None
+            raise
+        finally:
+            deadline.cancel()
+        if deadline.expired:  # the read may have ended early, on the shut-down socket
+            raise RetryableError(f"timeout after {self.params.timeout_s} s")
+        try:
+            payload = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise RetryableError(f"malformed JSON in the response: {e}") from e
+        if not isinstance(payload, dict):
+            raise RetryableError(f"response is not a JSON object: {str(payload)[:200]}")
+        return payload
+
+    def _send(self, request: urllib.request.Request, deadline: Deadline) -> bytes:
+        try:
+            with open_with_deadline(request, deadline) as response:
+                data: bytes = response.read()
+                return data
         except urllib.error.HTTPError as e:
             status, detail = e.code, e.read()[:200].decode("utf-8", "replace")
             if status >= 500 or status in _RETRY_STATUS:
@@ -205,17 +232,10 @@ class OpenAIBackend:
             raise FatalRequestError(f"HTTP {status}: {detail}") from e
         except TimeoutError as e:
             raise RetryableError(f"timeout after {self.params.timeout_s} s") from e
-        except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as e:
+        except (urllib.error.URLError, http.client.HTTPException, ConnectionError, OSError) as e:
             if isinstance(getattr(e, "reason", None), TimeoutError):
                 raise RetryableError(f"timeout after {self.params.timeout_s} s") from e
             raise RetryableError(f"connection error: {type(e).__name__}: {e}") from e
-        try:
-            payload = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise RetryableError(f"malformed JSON in the response: {e}") from e
-        if not isinstance(payload, dict):
-            raise RetryableError(f"response is not a JSON object: {str(payload)[:200]}")
-        return payload
 
     def _parse(self, payload: dict[str, Any], stops: tuple[str, ...]) -> Generation:
         try:

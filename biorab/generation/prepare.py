@@ -1,5 +1,5 @@
 """Model preparation: convert the GGUF shipped in a registry package, once, into a cached bf16
-safetensors folder that transformers and vLLM both load (vLLM cannot read GGUF; see MODELS.md).
+safetensors folder that transformers and vLLM both load (vLLM cannot read GGUF; see docs/notes/models.md).
 
 The conversion is atomic: it writes into a temporary folder beside the target and renames it into place,
 so a killed conversion never leaves a half-written model, and two processes preparing at once end with one
@@ -185,7 +185,7 @@ def _convert_gguf(source: Path, out: Path) -> dict[str, str]:
         source.parent, gguf_file=source.name, dtype=torch.bfloat16
     )
     # A GGUF-loaded model refuses save_pretrained ("quantized with gguf"); the weights are already
-    # dequantised, so dropping the quantizer makes it an ordinary bf16 model (MODELS.md).
+    # dequantised, so dropping the quantizer makes it an ordinary bf16 model (docs/notes/models.md).
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config

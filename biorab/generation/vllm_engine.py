@@ -12,6 +12,7 @@ continuation rule as the transformers backend); a LoRA adapter is applied per re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -44,6 +45,9 @@ class VLLMBackend:
         enforce_eager: skip torch.compile / CUDA graphs; None means True on CPU (compile costs ~80 s
             per start there) and False on GPU.
         cpu_kvcache_gib: sets ``VLLM_CPU_KVCACHE_SPACE`` for a CPU engine unless already set.
+        batch_invariant: vLLM's batch-invariant mode (``VLLM_BATCH_INVARIANT=1``, set before the engine
+            starts): greedy outputs then do not depend on which requests share a batch. vLLM supports it
+            on GPUs only (compute capability >= 8.0); on CPU it is a `BackendError`.
         engine_args: extra keyword arguments for `vllm.LLM`.
     """
 
@@ -64,6 +68,7 @@ class VLLMBackend:
         cache_dir: str | None = None
         auto_prepare: bool = True
         trust_remote_code: bool = False
+        batch_invariant: bool = False
         engine_args: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, params: VLLMBackend.Params | None = None) -> None:
@@ -74,8 +79,8 @@ class VLLMBackend:
         )
         self.adapter = local_adapter(p.adapter_path, self.source)  # models:/ URIs downloaded once
         on_cpu = _on_cpu(p.device)
-        if on_cpu:
-            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(p.cpu_kvcache_gib))
+        for name, value in engine_env(p, on_cpu=on_cpu).items():
+            os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
         self.llm: Any = vllm.LLM(**engine_kwargs(p, self.source.location, on_cpu=on_cpu))
         self.tokenizer = self.llm.get_tokenizer()
         self._lora = _lora_request(self.adapter)
@@ -90,22 +95,29 @@ class VLLMBackend:
         if self.llm is None:
             raise BackendError("vllm backend used after close()")
         texts = [model_input_text(p, self.tokenizer, chat=self.params.chat) for p in prompts]
+        token_prompts = engine_prompts(texts, self.tokenizer, chat=self.params.chat)
         sampling = [_vllm_sampling(params, p) for p in prompts]
-        outputs = self.llm.generate(texts, sampling, use_tqdm=False, lora_request=self._lora)
-        gens = [to_generation(out, params.stops_for(p)) for out, p in zip(outputs, prompts, strict=True)]
+        outputs = self.llm.generate(token_prompts, sampling, use_tqdm=False, lora_request=self._lora)
+        # the engine schedules all requests of one call together (continuous batching)
+        gens = [to_generation(out, params.stops_for(p), batch_size=len(prompts))
+                for out, p in zip(outputs, prompts, strict=True)]  # fmt: skip
         if params.score_labels:
-            gens = self._attach_label_scores(prompts, texts, gens)
+            gens = self._attach_label_scores(prompts, texts, token_prompts, gens)
         return gens
 
     def _attach_label_scores(
-        self, prompts: Sequence[Prompt], texts: list[str], gens: list[Generation]
+        self,
+        prompts: Sequence[Prompt],
+        texts: list[str],
+        token_prompts: list[dict[str, list[int]]],
+        gens: list[Generation],
     ) -> list[Generation]:
         """Score every label of each closed label set with one prompt-logprobs request per label."""
         vllm = _import_vllm()
         requests, owners = [], []
         for i, prompt in enumerate(prompts):
             labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
-            prompt_ids = list(self.tokenizer(texts[i])["input_ids"]) if labels else []
+            prompt_ids = token_prompts[i]["prompt_token_ids"]
             for label in labels:
                 encoded = self.tokenizer(continuation_text(texts[i], label), add_special_tokens=False)
                 cont = list(encoded["input_ids"])
@@ -145,6 +157,32 @@ def _on_cpu(device: str) -> bool:
     except ImportError:
         return True
     return not torch.cuda.is_available()
+
+
+def engine_env(p: VLLMBackend.Params, *, on_cpu: bool) -> dict[str, str]:
+    """Environment variables the engine needs before it starts (pure, tested without vLLM)."""
+    env: dict[str, str] = {}
+    if on_cpu:
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(p.cpu_kvcache_gib)
+    if p.batch_invariant:
+        if on_cpu:
+            raise BackendError(
+                "backend.params.batch_invariant: vLLM's batch-invariant mode needs a GPU (compute capability "
+                ">= 8.0); set it false on CPU, or use the transformers backend with batch_size: 1"
+            )
+        env["VLLM_BATCH_INVARIANT"] = "1"
+    return env
+
+
+def engine_prompts(texts: Sequence[str], tokenizer: Any, *, chat: bool) -> list[dict[str, list[int]]]:
+    """vLLM `TokensPrompt`s: each text tokenized once, here.
+
+    A chat-templated text already holds the template's special tokens (a BOS, for templates that write
+    one), so it is tokenized without adding any; handing vLLM the text would add them a second time
+    (a double BOS). Plain prompts get the tokenizer's special tokens, as vLLM would add them.
+    """
+    encoded = [tokenizer(text, add_special_tokens=not chat)["input_ids"] for text in texts]
+    return [{"prompt_token_ids": list(ids)} for ids in encoded]
 
 
 def engine_kwargs(p: VLLMBackend.Params, location: str, *, on_cpu: bool) -> dict[str, Any]:
@@ -209,8 +247,8 @@ def _lora_request(adapter_path: str | None) -> Any:
     return LoRARequest("adapter", 1, adapter_path)
 
 
-def to_generation(output: Any, stops: tuple[str, ...]) -> Generation:
-    """A `Generation` from a vLLM `RequestOutput` (first completion)."""
+def to_generation(output: Any, stops: tuple[str, ...], *, batch_size: int | None = None) -> Generation:
+    """A `Generation` from a vLLM `RequestOutput` (first completion); `batch_size` is recorded as is."""
     completion = output.outputs[0]
     text, hit = truncate_at_stop(completion.text, stops)  # vLLM strips stops already; this is a guard
     finish = completion.finish_reason
@@ -219,6 +257,7 @@ def to_generation(output: Any, stops: tuple[str, ...]) -> Generation:
         prompt_tokens=len(output.prompt_token_ids or ()),
         completion_tokens=len(completion.token_ids),
         finish_reason="stop" if hit or finish == "stop" else finish,
+        batch_size=batch_size,
     )
 
 
@@ -235,5 +274,4 @@ def continuation_logprob(prompt_logprobs: Sequence[Any], token_ids: Sequence[int
 def _replace_scores(gen: Generation, scores: dict[str, float] | None) -> Generation:
     if scores is None:
         return gen
-    return Generation(text=gen.text, prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
-                      finish_reason=gen.finish_reason, label_logprobs=scores, error=gen.error)  # fmt: skip
+    return dataclasses.replace(gen, label_logprobs=scores)

@@ -10,12 +10,12 @@ Public API:
 from __future__ import annotations
 
 # Importing these modules registers every metric in `biorab.registry.METRICS`.
-from biorab.metrics import awareness, classification, ranking, triples  # noqa: F401
+from biorab.metrics import auc, awareness, classification, triples  # noqa: F401
 from biorab.metrics.awareness import AwarenessReport, negative_awareness
 from biorab.metrics.base import Metric
 from biorab.metrics.paired import McNemarResult, PairedComparison, compare, mcnemar, paired_bootstrap
-from biorab.metrics.report import MetricValue, ScoreReport
-from biorab.metrics.scoring import PRIMARY_METRIC, TASK_METRICS, score, task_metrics
+from biorab.metrics.score_report import MetricValue, ScoreReport
+from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS, score, task_metrics
 
 __all__ = [
     "PRIMARY_METRIC",

@@ -13,8 +13,8 @@ from biorab.build import build
 from biorab.errors import DataError
 from biorab.metrics.base import InstanceTable, Metric
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
-from biorab.metrics.scoring import PRIMARY_METRIC, TASK_METRICS
 from biorab.metrics.tables import check_task, instance_table, resolve_labels
+from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS
 from biorab.records import Prediction
 from biorab.registry import METRICS
 

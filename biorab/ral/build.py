@@ -51,6 +51,7 @@ def build_ral(
 
     stores = _stores(cache_root)
     template = get_template(dataset, variant=retrieval.template, task=task)
+    generator = CachedGenerator(backend, stores[1], name=backend_name)
     retriever: CachedRetriever | None = None
     if retrieval.retrieves:
         from biorab.learn.hit_filter import build_hit_filter
@@ -60,10 +61,20 @@ def build_ral(
             params=retrieval.retriever_params, rate=retrieval.rate, seed=seed, data_dir=data_dir,
             selection=Selection(k=retrieval.k, keep_ties=retrieval.keep_ties, tie_pool=retrieval.tie_pool,
                                 dedupe=retrieval.dedupe),
-            store=stores[0], hit_filter=build_hit_filter(getattr(retrieval, "filter", None), dataset=dataset))
-    generator = CachedGenerator(backend, stores[1], name=backend_name)
+            store=stores[0], transform=_method_transform(retrieval, generator, sampling),
+            hit_filter=build_hit_filter(getattr(retrieval, "filter", None), dataset=dataset))
     return RAL(template=template, generator=generator, sampling=sampling, retriever=retriever, parser=parser,
                labels=dataset_labels(dataset), probe=retrieval.probes)
+
+
+def _method_transform(retrieval: Any, generator: CachedGenerator, sampling: SamplingParams) -> Any:
+    """The corpus method of the retrieval setting, run with this RAL's generator (``None``: no method)."""
+    method = getattr(retrieval, "method", "none")
+    if method == "none":
+        return None
+    from biorab.methods.corpus_transform import LiveTransform
+
+    return LiveTransform(method, generator, sampling)
 
 
 def _stores(cache_root: str | Path | None) -> tuple[HitStore | None, GenerationStore | None]:

@@ -9,7 +9,7 @@ hits; its fingerprint enters the key only when a filter is set.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -95,14 +95,20 @@ def build_testbed_retriever(
     selection: Selection | None = None,
     store: HitStore | None = None,
     hit_filter: HitFilter | None = None,
+    transform: Callable[[Any, Any], Any] | None = None,
 ) -> CachedRetriever:
     """Build the `testbed` corpus of `dataset`, index it with `retriever`, and wrap it with its selection.
 
-    Indexes are persisted by (retriever, corpus content), so a second call loads instead of rebuilding."""
+    `transform` (corpus, ledger) -> corpus replaces the testbed corpus before indexing (the paper's
+    methods, `biorab.methods.StoredTransform`); the transformed corpus's digest then keys the index and the
+    hits. Indexes are persisted by (retriever, corpus content), so a second call loads instead of
+    rebuilding."""
     from biorab.corpora import build_corpus
     from biorab.retrieval import build_retriever
 
-    corpus, _ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
+    corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
+    if transform is not None:
+        corpus = transform(corpus, ledger)
     index = build_retriever(retriever, dict(params or {}))
     index.index(corpus.items)
     return CachedRetriever(index, corpus.digest, selection or Selection(), store, hit_filter)

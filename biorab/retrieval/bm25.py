@@ -26,7 +26,10 @@ class BM25Params(RetrieverParams):
     """BM25 params.
 
     Attributes:
-        method: bm25s variant: ``lucene`` (default), ``robertson``, ``atire``, ``bm25l`` or ``bm25+``.
+        method: bm25s variant: ``lucene`` (default), ``robertson``, ``atire``, ``bm25l`` or ``bm25+``; or
+            ``okapi``, rank_bm25's `BM25Okapi` (the original BioRAB library): robertson with negative idfs
+            floored at ``epsilon`` x the mean idf, in float64 (`bm25_index.okapi_idf`).
+        epsilon: the ``okapi`` idf floor factor (rank_bm25's default 0.25).
         k1, b: term-frequency saturation and length normalisation.
         delta: the lower bound added by ``bm25l`` / ``bm25+``.
         stopwords: ``english`` (NLTK's list), ``none``, or an explicit list of words.
@@ -34,10 +37,11 @@ class BM25Params(RetrieverParams):
         token_pattern: the regular expression whose matches are the tokens.
     """
 
-    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+", "okapi"] = "lucene"
     k1: float = 1.5
     b: float = 0.75
     delta: float = 0.5
+    epsilon: float = 0.25
     stopwords: Literal["english", "none"] | tuple[str, ...] = "english"
     lower: bool = True
     token_pattern: str = r"(?u)\b\w\w+\b"
@@ -55,6 +59,11 @@ class BM25Retriever(IndexedRetriever):
         self._model: bm25s.BM25 | None = None
         self._terms: bm25_batch.TermMatrix | None = None
         self._query_tokens: dict[str, list[str]] = {}
+
+    def _digest_of(self, excluded: frozenset[str]) -> str:
+        # `epsilon` only shapes the okapi index: left out otherwise, so existing fingerprints (index folders,
+        # hit cache keys) are unchanged by its arrival.
+        return super()._digest_of(excluded if self.params.method == "okapi" else excluded | {"epsilon"})
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
         """Tokens of each text, with this retriever's lowercasing, pattern and stopwords.
@@ -76,7 +85,10 @@ class BM25Retriever(IndexedRetriever):
 
     def _build(self, texts: list[str]) -> None:
         p = self.params
-        self._model = VectorizedBM25(k1=p.k1, b=p.b, delta=p.delta, method=p.method)
+        if p.method == "okapi":
+            self._model = VectorizedBM25(k1=p.k1, b=p.b, delta=p.delta, okapi_epsilon=p.epsilon)
+        else:
+            self._model = VectorizedBM25(k1=p.k1, b=p.b, delta=p.delta, method=p.method)
         # Token ids in order of first occurrence, handed to bm25s with the vocabulary: bm25s would otherwise
         # rebuild both from the token strings (its vocabulary order then varies with the string hash seed).
         vocab: dict[str, int] = {}

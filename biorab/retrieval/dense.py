@@ -1,8 +1,8 @@
 """Dense retrieval: an encoder (see `encoders`) + faiss inner-product search.
 
 ``index_type: flat`` (default) is exact (`IndexFlatIP`); ``hnsw`` is approximate and only pays off on
-corpora far larger than the paper's (see STACK_NOTES §2.2). Corpus embeddings are cached under
-``cache_dir()/embeddings/<encoder digest>/<texts digest>.npy``, and the faiss index is persisted like
+corpora far larger than the paper's (see docs/notes/retrieval_libraries.md). Corpus embeddings are cached
+under ``cache_dir()/embeddings/<encoder digest>/<texts digest>.npy``, and the faiss index is persisted like
 every index (see `base`).
 """
 

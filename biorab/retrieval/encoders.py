@@ -149,14 +149,15 @@ class HFEncoder:
 
 
 def _load(ref: str, device: str) -> tuple[Any, Any]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # fail at once instead of ~70 s of retries offline
+    # Offline unless the caller says otherwise: fail at once instead of ~70 s of retries (read, never set).
+    offline = os.environ.get("HF_HUB_OFFLINE", "1").lower() not in ("0", "false", "no")
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # a per-load "Loading weights" bar would flood CLI and job logs
     try:
-        tokenizer = AutoTokenizer.from_pretrained(ref)
-        model = AutoModel.from_pretrained(ref)
+        tokenizer = AutoTokenizer.from_pretrained(ref, local_files_only=offline)
+        model = AutoModel.from_pretrained(ref, local_files_only=offline)
     except (OSError, ValueError) as e:
         # `ref` may be a mistyped relative folder ("models/x") as well as a hub id: say both.
         where = "" if Path(ref).exists() else "no local folder has that name, and as a hub id: "

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biorab.cells import CellPlan
 from biorab.ral import ask_probes, probe_sampling
-from biorab.runner.plan import CellPlan
 from biorab.runner.rows import row_example, row_hits, set_probe
 from biorab.runner.stages import GenerationStage
 

@@ -1,10 +1,19 @@
-"""What an execution (local or Ray) reports back: counts over the rows it wrote."""
+"""The executor seam: what runs a plan's pending rows (in-process or on Ray Data), and what it reports back.
+
+The runner never chooses an executor: the edge (the CLI, a test, a bench script) builds one and passes it
+to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`pipelines/`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from biorab.cells import CellPlan
+    from biorab.experiment import ExperimentConfig
 
 # progress(advance, total): called after each written batch with the number of rows it held.
 ProgressFn = Callable[[int, int], None]
@@ -66,3 +75,23 @@ class ExecutionStats:
             "probe_cache_hits": self.probe_cache_hits,
             "failures_by_error": dict(self.failures_by_error),
         }
+
+
+class Executor(Protocol):
+    """Runs pending rows through retrieval → render → generate → parse → probe and writes their shards.
+
+    Implementations: `biorab.runner.local.LocalExecutor` (in-process) and `pipelines.ral.RayExecutor`
+    (Ray Data). Both write the same shard files, so a run may switch between them and resume.
+    """
+
+    def run(
+        self,
+        rows: Sequence[dict[str, Any]],
+        plans: Mapping[str, CellPlan],
+        config: ExperimentConfig,
+        *,
+        cells_dir: Path,
+        stores: tuple[Path, Path],
+        attempt: str,
+        progress: ProgressFn | None = None,
+    ) -> ExecutionStats: ...

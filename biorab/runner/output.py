@@ -8,10 +8,12 @@ generation's row is kept as history and superseded by the retry's row).
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,30 @@ def _write_one(cell_dir: Path, rows: list[dict[str, Any]], attempt: str) -> Path
     digest = stable_digest(sorted(r["id"] for r in rows))[:16]
     final = cell_dir / f"part-{attempt}-{digest}.parquet"
     tmp = cell_dir / f".tmp-{uuid.uuid4().hex}.parquet"
-    pq.write_table(to_table(rows), tmp)
-    with open(tmp, "rb") as f:  # make the bytes durable before the rename publishes them
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
+    try:
+        pq.write_table(to_table(rows), tmp)
+        with open(tmp, "rb") as f:  # make the bytes durable before the rename publishes them
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)  # give back the space of a half-written shard
+        raise with_filename(e, final) from e
     return final
+
+
+def with_filename(e: OSError, path: Path) -> OSError:
+    """`e` with the file it concerns (Arrow's write errors name none, and carry the errno in the text).
+
+    >>> str(with_filename(OSError("Error writing bytes. Detail: [errno 28] No space left"), Path("/r/x")))
+    "[Errno 28] No space left on device: '/r/x'"
+    """
+    if e.filename is not None:
+        return e
+    found = re.search(r"\[errno (\d+)\]", str(e), re.IGNORECASE)
+    code = e.errno or (int(found.group(1)) if found else None)
+    if code is None:
+        return OSError(errno.EIO, str(e), str(path))
+    return OSError(code, os.strerror(code), str(path))
 
 
 def shard_files(cell_dir: Path) -> list[Path]:
@@ -60,18 +81,27 @@ def read_all_rows(cell_dir: Path) -> list[dict[str, Any]]:
     return from_table(pa.concat_tables(tables)) if tables else []
 
 
-def latest_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """One row per instance id: a successful row beats a failed one; among equals the latest written."""
+def latest_rows(
+    rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], str] = lambda r: r["id"]
+) -> dict[str, dict[str, Any]]:
+    """One row per instance (`key`: its id, or its content key): a successful row beats a failed one;
+    among equals the latest written."""
     best: dict[str, dict[str, Any]] = {}
     for row in rows:
-        old = best.get(row["id"])
+        k = key(row)
+        old = best.get(k)
         if old is None or _rank(row) >= _rank(old):
-            best[row["id"]] = row
+            best[k] = row
     return best
 
 
 def _rank(row: dict[str, Any]) -> tuple[bool, float]:
     return (row_error(row) is None, row["written_at"] or 0.0)
+
+
+def done_keys(cell_dir: Path, key: Callable[[dict[str, Any]], str]) -> set[str]:
+    """Keys (see `biorab.runner.instance_key`) of the instances with a successful row in the cell."""
+    return {key(r) for r in read_all_rows(cell_dir) if row_error(r) is None}
 
 
 def done_ids(cell_dir: Path) -> set[str]:

@@ -7,53 +7,15 @@ actor) receives; it never carries the whole config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from biorab.experiment import Cell, ExperimentConfig, RetrievalSpec
-from biorab.experiment_drugmech import DrugMechCellInfo
+from biorab.cells import CellPlan, CellSlice
+from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
 from biorab.records import Example
-from biorab.runner.output import done_ids
+from biorab.runner.instance_key import example_key, instance_key
+from biorab.runner.output import done_keys
 from biorab.runner.rows import example_row
-
-
-@dataclass(frozen=True)
-class CellPlan:
-    """One cell as the stages see it."""
-
-    cell_id: str
-    label: str
-    dataset: str
-    split: str
-    task: str
-    retrieval: RetrievalSpec
-    seed: int
-    data_dir: str | None
-    parser: str
-    labels: tuple[str, ...] | None
-    # DrugMech cells: which query file/world/mode/run (their rows carry a pre-rendered prompt, skip render
-    # and parse, and are scored from disk by `biorab.runner.drugmech_scoring`), and the run's sampling seed.
-    drugmech: DrugMechCellInfo | None = None
-    sampling_seed: int | None = None
-
-    @property
-    def retrieves(self) -> bool:
-        return self.retrieval.retrieves
-
-    @property
-    def is_drugmech(self) -> bool:
-        return self.drugmech is not None
-
-
-@dataclass
-class CellSlice:
-    """A cell's plan, its whole slice of examples and the rows still to compute."""
-
-    plan: CellPlan
-    examples: list[Example]
-    pending: list[dict[str, Any]]
 
 
 def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
@@ -62,10 +24,17 @@ def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
 
 
 def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:
-    """The first `limit` examples of the cell's dataset split (all of them without a limit)."""
+    """The first `limit` examples of the cell's dataset split (all of them without a limit); with
+    `resample`, the seeded positive:negative subset of at most `limit` examples."""
     from biorab.datasets import load_dataset
 
     examples = load_dataset(cell.dataset.name, cell.dataset.split, data_dir=data_dir)
+    spec = cell.dataset.resample
+    if spec is not None:
+        from biorab.datasets.resample import positive_label, resample
+
+        return resample(examples, spec.parts, seed=spec.seed, limit=cell.dataset.limit,
+                        positive=positive_label(cell.dataset.name, spec.positive))
     return examples[: cell.dataset.limit] if cell.dataset.limit else examples
 
 
@@ -87,19 +56,22 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
 
 
 def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
-    """Every cell with its slice and its pending rows (instances without a successful row on disk).
+    """Every cell with its slice and its pending rows (instances without a successful row on disk whose
+    content is the current example's, `biorab.runner.instance_key`).
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """
-    loaded: dict[tuple[str, str, int | None], list[Example]] = {}
+    loaded: dict[tuple[str, str, int | None, str], list[Example]] = {}
     slices = []
     for cell in config.cells():
-        spec = (cell.dataset.name, cell.dataset.split, cell.dataset.limit)
+        resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
+        spec = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample)
         if spec not in loaded:
             loaded[spec] = load_slice(cell, config.data_dir)
         examples = loaded[spec]
         plan = make_plan(cell, examples)
-        done = done_ids(cells_dir / plan.cell_id)
-        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples) if ex.id not in done]
+        done = done_keys(cells_dir / plan.cell_id, instance_key)  # by content: edited data is recomputed
+        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples)
+                   if example_key(ex) not in done]
         slices.append(CellSlice(plan, examples, pending))
     return slices

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import HitStore
+from biorab.cells import CellPlan
+from biorab.errors import BioRABError
 from biorab.ral import CachedRetriever, Selection, build_testbed_retriever
-from biorab.runner.plan import CellPlan
 from biorab.runner.rows import hits_json
 
 
@@ -29,12 +30,13 @@ class RetrievalStage:
         r = plan.retrieval
         params = r.retriever_params
         index_spec = (r.testbed, r.rate, plan.dataset, plan.seed, plan.data_dir, r.retriever,
-                      tuple(sorted((k, repr(v)) for k, v in params.items())))
+                      tuple(sorted((k, repr(v)) for k, v in params.items())), plan.corpus_dir)
         selection = Selection(k=r.k, keep_ties=r.keep_ties, tie_pool=r.tie_pool, dedupe=r.dedupe)
         if index_spec not in self._indexes:  # one corpus and index per spec, whatever the selection
             self._indexes[index_spec] = build_testbed_retriever(
                 testbed=r.testbed, dataset=plan.dataset, retriever=r.retriever, params=params, rate=r.rate,
-                seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection)
+                seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection,
+                transform=_corpus_hook(plan))
         built = self._indexes[index_spec]
         if plan.cell_id not in self._filters:  # the trained-encoder filter of the setting, if any
             from biorab.learn.hit_filter import build_hit_filter
@@ -56,3 +58,15 @@ class RetrievalStage:
             for row in cell_rows:
                 row.update(hits=hits_json(found[row["id"]].hits), retrieval_cached=found[row["id"]].cached)
         return rows
+
+
+def _corpus_hook(plan: CellPlan) -> Any:
+    """The stored transformed corpus of a cell with a corpus method (``None``: index the testbed as is)."""
+    if plan.retrieval.method == "none":
+        return None
+    if plan.corpus_dir is None:  # the runner prepares it before execution; never index the raw testbed
+        raise BioRABError(f"cell {plan.label}: method {plan.retrieval.method} but no transformed corpus was "
+                          "prepared (run it through biorab.runner.run_experiment)")
+    from biorab.methods.store import StoredTransform
+
+    return StoredTransform(plan.corpus_dir)

@@ -40,6 +40,7 @@ ROW_SCHEMA = pa.schema(
         ("gen_label_logprobs", pa.string()),
         ("gen_error", pa.string()),
         ("gen_cached", pa.bool_()),
+        ("gen_batch_size", pa.int64()),
         ("pred_label", pa.string()),
         ("pred_ok", pa.bool_()),
         ("pred_scores", pa.string()),

@@ -1,6 +1,8 @@
-"""`run_experiment`: plan → execute (Ray or in-process) → score from disk → report → track.
+"""`run_experiment`: plan → execute → score from disk → report → track.
 
-Reads like the data-flow diagram: each line is one stage of the run.
+Reads like the data-flow diagram: each line is one stage of the run. The executor (in-process or Ray
+Data) is chosen by the caller and passed in; the cells come from the experiment sources
+(`biorab.runner.experiment_source`), so this module knows neither Ray nor any kind of experiment.
 """
 
 from __future__ import annotations
@@ -8,28 +10,34 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from biorab.atomic_files import write_text_atomic
 from biorab.caches import default_store_paths
+from biorab.cells import CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.generation.prepare import prepare_for_backend
 from biorab.paths import cache_dir
-from biorab.runner.drugmech_plan import plan_drugmech
-from biorab.runner.drugmech_scoring import render_drugmech_section, score_drugmech
-from biorab.runner.execution import ExecutionStats, ProgressFn
+from biorab.runner.cell_scoring import write_summary
+from biorab.runner.execution import ExecutionStats, Executor, ProgressFn
+from biorab.runner.experiment_source import ExperimentSource, experiment_sources
+from biorab.runner.extra_scoring import add_extra_results
+from biorab.runner.local import LocalExecutor
 from biorab.runner.output import clean_temporaries
-from biorab.runner.plan import CellSlice, plan_run
-from biorab.runner.report import render_report
-from biorab.runner.scoring import CellResult, score_cell, write_summary
+from biorab.runner.preflight import check_output_dir
+from biorab.runner.run_lock import run_lock
+from biorab.runner.run_report import render_report
 
 
 @dataclass
 class RunResult:
-    """What `run_experiment` did: per-cell results, execution counts, and where everything is."""
+    """What `run_experiment` did: per-cell results, execution counts, and where everything is.
+
+    `sections` holds each experiment source's run-level section (e.g. ``sections["drugmech"]``, the
+    DrugMech accuracy report over all DrugMech cells), as written to ``summary.json``."""
 
     run_dir: Path
     cells: list[CellResult]
@@ -37,7 +45,7 @@ class RunResult:
     total_pending: int
     tracking_uri: str | None
     report_path: Path
-    drugmech: dict[str, Any] | None = None  # the DrugMech accuracy report over all DrugMech cells
+    sections: dict[str, Any] = field(default_factory=dict)
 
 
 def new_attempt_id() -> str:
@@ -45,7 +53,8 @@ def new_attempt_id() -> str:
 
 
 def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
-    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config."""
+    """Create the run dir, drop old cell outputs for a fresh run, save the resolved config (the caller
+    holds the run dir's lock, `biorab.runner.run_lock`)."""
     run_dir = config.run_dir()
     if not resume:
         shutil.rmtree(run_dir / "cells", ignore_errors=True)
@@ -59,73 +68,105 @@ def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
 def run_experiment(
     config: ExperimentConfig,
     *,
+    executor: Executor | None = None,
     resume: bool = True,
-    use_ray: bool = True,
     progress: ProgressFn | None = None,
-    backend: Any = None,
     track: bool | None = None,
 ) -> RunResult:
     """Run every cell of `config`, skipping instances already on disk (unless ``resume=False``).
 
     Args:
         config: a validated experiment config.
+        executor: what runs the pending rows: `biorab.runner.local.LocalExecutor` (the default; pass
+            ``LocalExecutor(backend)`` to use an already built backend) or `pipelines.ral.RayExecutor`.
         resume: keep the rows of earlier attempts and compute only the missing ones.
-        use_ray: run the Ray Data pipeline; ``False`` runs the same stages in-process.
         progress: called with (rows just written, rows to write in this run).
-        backend: an already built backend for the in-process runner (tests, Serve).
         track: log to MLflow (default: ``config.tracking.enabled``).
     """
+    check_output_dir(config)
+    run_dir = config.run_dir()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        return _run_locked(config, executor=executor or LocalExecutor(), resume=resume, progress=progress,
+                           track=track)
+
+
+def _run_locked(
+    config: ExperimentConfig, *, executor: Executor, resume: bool, progress: ProgressFn | None,
+    track: bool | None,
+) -> RunResult:
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
-    slices = plan_run(config, cells_dir)
-    dm_slices = plan_drugmech(config, cells_dir)
-    for s in slices + dm_slices:
+    planned = [(source, source.plan(config, cells_dir)) for source in experiment_sources()]
+    slices = [s for _, source_slices in planned for s in source_slices]
+    for s in slices:
         clean_temporaries(cells_dir / s.plan.cell_id)
-    pending = [row for s in slices + dm_slices for row in s.pending]
-    stats = _execute(config, slices + dm_slices, pending, cells_dir, use_ray=use_ray, progress=progress,
-                     backend=backend)
-    results = [score_cell(s.plan, s.examples, cells_dir, run_dir, n_boot=config.n_boot, seed=config.seed)
-               for s in slices]
-    dm_results, dm_report = score_drugmech(dm_slices, config.drugmech, cells_dir, run_dir)
-    results += dm_results
-    write_summary(results, stats.to_json(), run_dir, drugmech=dm_report)
-    report = run_dir / "report.md"
-    text = render_report(config.name, results, stats.to_json(), config.backend.name)
-    report.write_text(text + (render_drugmech_section(dm_report) if dm_report else ""), "utf-8")
+    methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
+    pending = [row for s in slices for row in s.pending]
     tracked = config.tracking.enabled if track is None else track
-    uri = _track(config, results, run_dir, report) if tracked else None
-    return RunResult(run_dir, results, stats, len(pending), uri, report, dm_report)
+    # Runs are opened before the work (a crash leaves them to take over); results reach disk before MLflow.
+    tracking = _start_tracking(config, run_dir, [s.plan for s in slices]) if tracked else None
+    try:
+        stats = _execute(config, slices, pending, cells_dir, executor,
+                         tracking.progress(progress) if tracking else progress)
+    except BaseException:
+        if tracking is not None:
+            tracking.fail()
+        raise
+    results, sections, text = _score(config, planned, cells_dir, run_dir)
+    add_extra_results(results, slices, methods, config)
+    write_summary(results, stats.to_json(), run_dir, sections=sections)
+    report = run_dir / "report.md"
+    table = render_report(config.name, results, stats.to_json(), config.backend.name)
+    write_text_atomic(report, table + text)
+    uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
+    return RunResult(run_dir, results, stats, len(pending), uri, report, sections)
 
 
-def _execute(
-    config: ExperimentConfig,
-    slices: list[CellSlice],
-    pending: list[dict[str, Any]],
-    cells_dir: Path,
-    *,
-    use_ray: bool,
-    progress: ProgressFn | None,
-    backend: Any,
-) -> ExecutionStats:
+def _prepare_methods(config: ExperimentConfig, slices: list[CellSlice], backend: Any) -> dict[str, Any]:
+    """Transform the corpora of cells with a corpus method (before the pipeline: the retrieval stage
+    indexes the transformed corpus); nothing to do, and no import, when no cell has one."""
+    if not any(s.plan.retrieval.method != "none" for s in slices):
+        return {}
+    from biorab.methods.apply import prepare_method_corpora
+
+    root = cache_dir()
+    return dict(prepare_method_corpora(config, slices, generations_store=default_store_paths(root)[1],
+                                       cache_root=root, backend=backend))
+
+
+def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[dict[str, Any]],
+             cells_dir: Path, executor: Executor, progress: ProgressFn | None) -> ExecutionStats:
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
-    if backend is None:
-        prepare_for_backend(config.backend.name, config.backend.params)
-    stores = default_store_paths(cache_dir())
-    attempt = new_attempt_id()
-    if use_ray:
-        from pipelines.ral import run_ray
-
-        return run_ray(pending, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                       progress=progress)
-    from biorab.runner.local import run_local
-
-    return run_local(pending, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                     progress=progress, backend=backend)
+    return executor.run(pending, plans, config, cells_dir=cells_dir, stores=default_store_paths(cache_dir()),
+                        attempt=new_attempt_id(), progress=progress)
 
 
-def _track(config: ExperimentConfig, results: list[CellResult], run_dir: Path, report: Path) -> str:
-    from biorab.tracking import track_run
+def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],
+           cells_dir: Path, run_dir: Path) -> tuple[list[CellResult], dict[str, Any], str]:
+    """Every source's cell results, run-level sections, and the report text of those sections."""
+    results: list[CellResult] = []
+    sections: dict[str, Any] = {}
+    text = ""
+    for source, source_slices in planned:
+        scored = source.score(source_slices, config, cells_dir, run_dir)
+        results += scored.results
+        if scored.section is not None:
+            sections[source.name] = scored.section
+            text += source.report_section(scored.section)
+    return results, sections, text
 
-    return track_run(config, results, run_dir=run_dir, report_path=report)
+
+def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Any]) -> Any:
+    from biorab.tracking.experiment import start_run_tracking
+
+    return start_run_tracking(config, run_dir, plans)
+
+
+def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,
+                     report: Path) -> str:
+    from biorab.tracking.experiment import finish_run_tracking
+
+    return finish_run_tracking(tracking, config, results, run_dir, report)

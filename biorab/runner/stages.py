@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore
+from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
 from biorab.ral import CachedGenerator, parse_generation, render_prompt
-from biorab.runner.plan import CellPlan
 from biorab.runner.rows import (
     row_example,
     row_generation,
@@ -43,7 +43,7 @@ class RenderStage:
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
             plan = self.plans[row["cell_id"]]
-            if plan.is_drugmech:  # rendered when planned (biorab.drugmech.prompts)
+            if not plan.renders:  # the experiment source rendered it when planning
                 continue
             prompt = render_prompt(self._template(plan), row_example(row), row_hits(row))
             set_prompt(row, prompt)
@@ -115,7 +115,7 @@ class ParseStage:
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
             plan = self.plans[row["cell_id"]]
-            if plan.is_drugmech:  # scored from the rows on disk by biorab.drugmech (drugmech_scoring)
+            if not plan.parses:  # the experiment source scores these rows from disk
                 continue
             pred = parse_generation(plan.task, row_generation(row), mode=plan.parser, labels=plan.labels)
             set_prediction(row, pred)

@@ -16,13 +16,20 @@ from biorab.experiment import ExperimentConfig
 from biorab.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
 
 
-def load_experiment(path: str | Path, *, check_data: bool = True) -> ExperimentConfig:
-    """Read `path` into an `ExperimentConfig` and check names, component params and splits.
+def load_experiment(
+    path: str | Path, *, check_data: bool = True, data_dir: str | Path | None = None
+) -> ExperimentConfig:
+    """Read `path` into an `ExperimentConfig` and check names, component params, splits and data files.
+
+    Args:
+        data_dir: replaces the config's ``data_dir`` (the ``--data-dir`` option).
 
     Raises:
         ConfigError: naming the dotted key (e.g. ``retrieval.1.retriever``) and the file.
     """
     config = load_config(ExperimentConfig, path)
+    if data_dir is not None:
+        config = config.model_copy(update={"data_dir": str(data_dir)})
     check_experiment(config, path=path, check_data=check_data)
     return config
 
@@ -56,13 +63,15 @@ def check_experiment(
         _check_name(DATASETS, ds.name, f"datasets.{i}.name", path)
         if check_data:
             _check_split(config, i, path)
+    if check_data:
+        _check_files(config, path)
     _check_templates(config, path)
     _check_processor(config, path)
     _check_tensor_parallel(config, path)
-    if config.drugmech is not None:
-        from biorab.runner.drugmech_validate import check_drugmech
+    from biorab.runner.experiment_source import experiment_sources
 
-        check_drugmech(config, path=path, check_data=check_data)
+    for source in experiment_sources():
+        source.check(config, path=path, check_data=check_data)
 
 
 def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:
@@ -90,6 +99,10 @@ def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
     if config.backend.params.get("adapter_path"):
         raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
                           key="backend.params.adapter_path", path=path)
+    if config.backend.params.get("batch_invariant"):
+        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
+                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
+                          key="backend.params.batch_invariant", path=path)
     if config.sampling.score_labels:
         raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
                           "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)
@@ -103,6 +116,24 @@ def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> N
     if ds.split not in splits:
         raise ConfigError(f"dataset {ds.name!r} has no split {ds.split!r}; staged: {', '.join(splits)}",
                           key=f"datasets.{i}.split", path=path)
+
+
+def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
+    """Every data file the cells read exists (a config can be valid and still find no data on a cluster
+    node: this is the check that names the file and the fix)."""
+    from biorab.runner.data_needs import missing_files
+
+    try:
+        missing = missing_files(config)
+    except ConfigError as e:  # no data folder at all: say which config needed it
+        raise ConfigError(str(e), path=path) from e
+    if missing:
+        first = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise ConfigError(f"data file {first.path} not found ({first.dataset} {first.split} split){more}; "
+                          f"run `biorab data fetch {first.dataset}` or pass --data-dir DIR (or set "
+                          "$BIORAB_DATA_DIR, or data_dir: in the config)",
+                          key=first.key, path=path)
 
 
 def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:

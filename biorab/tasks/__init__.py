@@ -3,7 +3,7 @@ and variant with the original's instruction wording, the pure `render`, and the 
 
 from __future__ import annotations
 
-from biorab.tasks.awareness import (
+from biorab.tasks.awareness_probe import (
     AWARENESS_LABELS,
     AWARENESS_MAX_TOKENS,
     AWARENESS_NEGATIVE,
@@ -12,7 +12,6 @@ from biorab.tasks.awareness import (
     describe_hit,
     render_awareness_probe,
 )
-from biorab.tasks.catalog import COMMON_VARIANTS, get_template, template_datasets, template_variants
 from biorab.tasks.task_types import (
     Classification,
     LinkPrediction,
@@ -23,6 +22,7 @@ from biorab.tasks.task_types import (
     get_task,
 )
 from biorab.tasks.template import Template, format_options, render, render_training
+from biorab.tasks.template_catalog import COMMON_VARIANTS, get_template, template_datasets, template_variants
 from biorab.tasks.wrappers import inference_prompt, training_prompt
 
 __all__ = [

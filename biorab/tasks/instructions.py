@@ -71,7 +71,7 @@ SEMCLASS_KEY_FORMAT = (
 )
 SEMCLASS_CONTEXT = "In sentence {sentence}, {head} and {tail} has relation {relation} is?"
 
-#: MedMCQA (BIORAB_ORIGINAL.md section 1.2); the trailing newline is the original's.
+#: MedMCQA (docs/notes/biorab_original.md section 1.2); the trailing newline is the original's.
 MEDMCQA = (
     "TASK: Given the medical context, example and the single-choice question, please choose the correct "
     "answer index with the following options: {labels_list}.\n"

@@ -1,61 +1,17 @@
-"""Log one MLflow run per cell: config params, metrics with CI bounds, artifacts and tags.
+"""Where a run's MLflow data lives: the default store (``sqlite:///<run dir>/mlflow.db``) and the artifact
+root (``<run dir>/mlartifacts`` for a local store, the server's own store for a tracking server).
 
-The default store is ``sqlite:///<run dir>/mlflow.db`` with artifacts under ``<run dir>/mlartifacts``; a
-tracking server is one config line (``tracking.uri: http://host:5000``).
+A tracking server is one config line (``tracking.uri: http://host:5000``). What is logged, and how reruns
+find their runs again, is `biorab.tracking.session` (one parent per run or sweep, one child per cell).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
-from typing import Any
-
-import yaml
-
-from biorab.experiment import ExperimentConfig
-from biorab.runner.scoring import CellResult
-from biorab.tracking.flatten import mlflow_params
 
 
 def default_tracking_uri(run_dir: Path) -> str:
     return f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
-
-
-def cell_metrics(result: CellResult) -> dict[str, float]:
-    """``{"f1": .., "f1_ci_low": .., "f1_ci_high": .., "n": .., "parse_failures": ..}``."""
-    out: dict[str, float] = {"n": float(result.n), "parse_failures": float(result.parse_failures),
-                             "generation_failures": float(result.generation_failures)}
-    if "n_incomplete" in result.extra:  # DrugMech cells: answers cut off or failed (counted as wrong)
-        out["n_incomplete"] = float(result.extra["n_incomplete"])
-    for name, value in result.metrics.items():
-        key = name.replace("@", "_at_")
-        # An undefined value or bound (None) is left out: MLflow metrics are numbers.
-        for suffix, field in (("", "value"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
-            number = value[field]
-            if number is not None:
-                out[key + suffix] = float(number)
-    return out
-
-
-def cell_tags(config: ExperimentConfig, result: CellResult) -> dict[str, str]:
-    plan = result.plan
-    if plan.drugmech is not None:
-        info = plan.drugmech
-        return {"query_file": info.query_file, "query_type": info.query_type, "world": info.world or "",
-                "mode": info.mode or "", "run": str(info.run), "task": plan.task,
-                "backend": config.backend.name, "cell_id": plan.cell_id, "biorab.run_name": config.name}
-    rate = plan.retrieval.rate
-    return {
-        "dataset": plan.dataset,
-        "split": plan.split,
-        "task": plan.task,
-        "retriever": plan.retrieval.retriever if plan.retrieves else "none",
-        "corpus": plan.retrieval.testbed + (f"@{rate:g}" if rate is not None else ""),
-        "backend": config.backend.name,
-        "cell_id": plan.cell_id,
-        "biorab.run_name": config.name,
-    }
 
 
 def artifact_root(uri: str, run_dir: Path) -> str | None:
@@ -70,48 +26,3 @@ def artifact_root(uri: str, run_dir: Path) -> str | None:
     if uri.split(":", 1)[0].lower() in ("http", "https", "databricks"):
         return None
     return (run_dir.resolve() / "mlartifacts").as_uri()
-
-
-def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
-    found = client.get_experiment_by_name(name)
-    if found is not None:
-        return str(found.experiment_id)
-    return str(client.create_experiment(name, artifact_location=artifact_location))
-
-
-def track_run(
-    config: ExperimentConfig, results: list[CellResult], *, run_dir: Path, report_path: Path
-) -> str:
-    """Log every cell as one MLflow run; returns the tracking URI (for ``mlflow ui --backend-store-uri``)."""
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    from mlflow.tracking import MlflowClient
-
-    uri = config.tracking.uri or default_tracking_uri(run_dir)
-    client = MlflowClient(tracking_uri=uri)
-    name = config.tracking.experiment or config.name
-    experiment = _experiment_id(client, name, artifact_root(uri, run_dir))
-    params = mlflow_params(config.model_dump(mode="json"))
-    resolved = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
-    for result in results:
-        run = client.create_run(experiment, tags=cell_tags(config, result), run_name=result.plan.label)
-        run_id = run.info.run_id
-        _log_batched(client, run_id, params, cell_metrics(result))
-        client.log_artifact(run_id, str(result.predictions_path), "predictions")
-        client.log_artifact(run_id, str(report_path))
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "config.yaml").write_text(resolved, encoding="utf-8")
-            client.log_artifact(run_id, str(Path(tmp) / "config.yaml"))
-        client.set_terminated(run_id, "FINISHED")
-    return uri
-
-
-def _log_batched(client: Any, run_id: str, params: dict[str, str], metrics: dict[str, float]) -> None:
-    import time
-
-    from mlflow.entities import Metric, Param
-
-    now = int(time.time() * 1000)
-    items = [Param(k, v) for k, v in params.items()]
-    for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
-        client.log_batch(run_id, params=items[start : start + 100])
-    client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()])

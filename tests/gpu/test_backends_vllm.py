@@ -1,6 +1,7 @@
 """The vllm backend with a real engine and the prepared SmolLM2 (skipped without CUDA and vLLM).
 
-Structure and parseability only: greedy text differs across backends and batch shapes (LLM_NOTES.md)."""
+Structure and parseability only: greedy text differs across backends and batch shapes
+(docs/notes/llm_notes.md)."""
 
 from __future__ import annotations
 

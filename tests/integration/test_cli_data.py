@@ -39,6 +39,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_stats_json_reports_the_readme_counts(data_dir: Path) -> None:
     result = _cli("data", "stats", "--json", "--data-dir", str(data_dir))
     assert result.returncode == 0, result.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.prompts_text import EL_OPTIONS
+from biorab.drugmech.prompts.texts import EL_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 BIORAB = [sys.executable, "-c", "from biorab.cli.main import main; main()"]
@@ -36,6 +36,7 @@ def test_prompts_index_prints_the_golden_prompt(drugmechdb_dir: Path, drugmechcf
     assert done.stdout == (drugmechcf_dir / "golden/prompts/delete_pos_ppi_0_closed.txt").read_text()
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_prompts_writes_jsonl(tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path) -> None:
     out = tmp_path / "prompts.jsonl"
     done = _run(
@@ -107,6 +108,7 @@ def _row(file: str, index: int, **kw: object) -> dict[str, object]:
     return {**base, **kw}
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 @pytest.mark.parametrize("parser", ["robust", "strict_original"])
 def test_score_json_is_pinned(
     parser: str, tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
@@ -164,6 +166,7 @@ def test_score_json_is_pinned(
     assert set(out) == {"rows", "accuracy"} and acc["parser"] == parser
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_score_errors_exit_2_and_name_the_line(
     tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
 ) -> None:
@@ -250,6 +253,7 @@ def test_score_matcher_option(tmp_path: Path, drugmechdb_dir: Path, drugmechcf_d
     assert done.returncode == 2 and "unknown matcher 'fuzzy'; allowed: tfidf, rapidfuzz" in done.stderr
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_respond_through_a_backend_then_score(
     tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
 ) -> None:

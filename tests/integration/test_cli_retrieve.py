@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _biorab(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -15,9 +17,11 @@ def _biorab(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_retrieve_shows_scored_hits_as_json(data_dir: Path) -> None:
     out = _biorab(
-        "retrieve", "--dataset", "hetionet", "--limit", "2", "--k", "3", "--json", "--data-dir", str(data_dir)
+        "retrieve", "--dataset", "hetionet", "--limit", "2", "--k", "3", "--no-keep-ties", "--json",
+        "--data-dir", str(data_dir)
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
@@ -65,6 +69,7 @@ def test_retrieve_text_output_on_a_counterfactual_testbed(data_dir: Path) -> Non
     assert "ade/test/0" in out.stdout and "#0 " in out.stdout
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_retrieve_eval_reports_recall_and_mrr(data_dir: Path) -> None:
     out = _biorab(
         "retrieve", "-d", "hetionet", "--eval", "--limit", "50", "--json", "--data-dir", str(data_dir)
@@ -75,6 +80,7 @@ def test_retrieve_eval_reports_recall_and_mrr(data_dir: Path) -> None:
     assert report["n"] == 50 and report["recall@1"] == 1.0 and report["mrr"] == 1.0
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_corpus_build_writes_the_folder(data_dir: Path, tmp_path: Path) -> None:
     out = _biorab(
         "corpus",
@@ -119,3 +125,16 @@ def test_bad_input_exits_2_with_a_clear_message(data_dir: Path) -> None:
         out = _biorab("retrieve", "-d", "hetionet", "--limit", "1", "--data-dir", str(data_dir), *extra)
         assert out.returncode == 2, (extra, out.stdout, out.stderr)
         assert message in out.stderr, (extra, out.stderr)
+
+
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
+def test_retrieve_keeps_ties_by_default_as_run_configs(data_dir: Path) -> None:
+    """One default: `retrieve` keeps the hits tied with the k-th score, as `retrieval[].keep_ties`."""
+    from biorab.experiment import RetrievalSpec
+
+    assert RetrievalSpec(testbed="labeled").keep_ties is True
+    out = _biorab("retrieve", "--dataset", "hetionet", "--limit", "2", "--k", "3", "--json", "--data-dir",
+                  str(data_dir))
+    assert out.returncode == 0, out.stderr
+    # ties within the run's tie_pool (8 candidates past k), as a run config's retrieval setting selects them
+    assert [len(r["hits"]) for r in json.loads(out.stdout)["results"]] == [4, 11]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab.drugmech.generate import meta_path, parse_kind
-from biorab.drugmech.queryfiles import load_query_file
+from biorab.drugmech.generate.query_sets import meta_path, parse_kind
+from biorab.drugmech.queries.query_files import load_query_file
 from biorab.errors import ConfigError
 
 BIORAB = Path(sys.executable).with_name("biorab")
@@ -24,6 +24,7 @@ def _run(args: list[str], drugmechdb_dir: Path, drugmechcf_dir: Path) -> subproc
                           timeout=300, check=False)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_stats_json_reports_the_reference_counts(drugmechdb_dir: Path, drugmechcf_dir: Path) -> None:
     proc = _run(["stats", "--json", "--file", str(drugmechcf_dir / "release" / "delete_pos_dpi_r250.json")],
                 drugmechdb_dir, drugmechcf_dir)
@@ -39,6 +40,7 @@ def test_stats_json_reports_the_reference_counts(drugmechdb_dir: Path, drugmechc
     assert file_stats["target_node_types"]["GeneFamily"] == {"count": 68, "pct": 27.2}
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_generate_writes_released_schema_and_sidecar(
     tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
 ) -> None:
@@ -57,6 +59,7 @@ def test_generate_writes_released_schema_and_sidecar(
                            "disease_name", "edit_link_info"]
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_generate_factual_negatives_from_release(
     tmp_path: Path, drugmechdb_dir: Path, drugmechcf_dir: Path
 ) -> None:

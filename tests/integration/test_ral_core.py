@@ -39,7 +39,7 @@ def test_ral_answers_equal_the_rows_biorab_run_writes(tmp_path: Path, data_dir: 
     examples = slice_of(data_dir)
     answers = {ex.id: ex.label for ex in examples} | {"medmcqa/test/0": "(B)", "ade_corpus_v2/test/1": "x"}
     cfg = config(tmp_path, data_dir, answers)
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
     rows = {(r["cell_id"], r["id"]): r for c in result.cells
             for r in read_all_rows(result.run_dir / "cells" / c.plan.cell_id)}
     backend = build_backend(cfg.backend.name, cfg.backend.params)

@@ -9,27 +9,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from biorab.datasets import load_dataset
-from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.ral import probe_prompt_id
 from biorab.runner import run_experiment
+from biorab.runner.local import LocalExecutor
 from biorab.runner.output import read_all_rows
 from biorab.tasks import AWARENESS_MAX_TOKENS
-
-N = 6
-WRONG = ("ade_corpus_v2/test/2", "ade_corpus_v2/test/4")  # task answers flipped: the true negatives
-# Probe answers (the probe asks for "False" when the example is negative, "True" when it is not):
-PROBES = {
-    "ade_corpus_v2/test/0": "True",  # false negative judged not negative -> counts in f
-    "ade_corpus_v2/test/1": "True-The retrieved example is not a negative example",  # robust parse: True
-    "ade_corpus_v2/test/2": "False",  # true negative judged negative -> counts in t
-    "ade_corpus_v2/test/3": "False",  # false negative judged negative -> not in f
-    "ade_corpus_v2/test/4": "maybe",  # true negative, unparsable -> unaware
-    "ade_corpus_v2/test/5": "True",  # f
-}
-# l^t = 2 (ids 2, 4), t = 1 -> 1/2; l^f = 4 (ids 0, 1, 3, 5), f = 3 -> 3/4.
-COUNTS = {"l_t": 2, "t": 1, "l_f": 4, "f": 3, "unparsed": 1, "not_probed": 0}
+from tests.support.awareness_runs import COUNTS, PROBES, N, answers, make_config, na_config
 
 
 @pytest.fixture(autouse=True)
@@ -37,35 +23,14 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def answers(data_dir: Path) -> dict[str, str]:
-    ans = {ex.id: ex.label for ex in load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:N]}
-    for i in WRONG:
-        ans[i] = "0" if ans[i] == "1" else "1"
-    ans.update({probe_prompt_id(i): a for i, a in PROBES.items()})
-    return ans
 
 
-def make_config(tmp_path: Path, data_dir: Path, retrieval: list[dict[str, object]]) -> ExperimentConfig:
-    return ExperimentConfig.model_validate({
-        "name": "aware",
-        "data_dir": str(data_dir),
-        "output_dir": str(tmp_path / "runs"),
-        "datasets": [{"name": "ade_corpus_v2", "limit": N}],
-        "retrieval": retrieval,
-        "backend": {"name": "fake", "params": {"mode": "map", "answers": answers(data_dir)}},
-        "sampling": {"max_tokens": 16},
-        "n_boot": 50,
-        "resources": {"llm": {"batch_size": 4}},
-        "tracking": {"enabled": False},
-    })
 
 
-def na_config(tmp_path: Path, data_dir: Path) -> ExperimentConfig:
-    return make_config(tmp_path, data_dir, [{"testbed": "negative_awareness", "retriever": "bm25"}])
 
 
 def test_probe_rates_are_exact(tmp_path: Path, data_dir: Path) -> None:
-    result = run_experiment(na_config(tmp_path, data_dir), use_ray=False)
+    result = run_experiment(na_config(tmp_path, data_dir))
     (cell,) = result.cells
     assert cell.metrics["accuracy"]["value"] == pytest.approx(4 / 6)
     assert cell.metrics["true_negative_awareness_rate"]["value"] == pytest.approx(1 / 2)
@@ -95,7 +60,7 @@ def test_probe_rates_are_exact(tmp_path: Path, data_dir: Path) -> None:
 def test_probe_uses_the_awareness_token_budget(tmp_path: Path, data_dir: Path) -> None:
     long_answer = " ".join(["True"] + ["x"] * 30)
     backend = FakeBackend(FakeBackend.Params(mode="fixed", answer=long_answer))
-    result = run_experiment(na_config(tmp_path, data_dir), use_ray=False, backend=backend)
+    result = run_experiment(na_config(tmp_path, data_dir), executor=LocalExecutor(backend))
     rows = pq.read_table(result.cells[0].predictions_path).to_pylist()
     assert {len(r["probe_gen_text"].split()) for r in rows} == {AWARENESS_MAX_TOKENS}
     assert {len(r["gen_text"].split()) for r in rows} == {16}
@@ -106,7 +71,7 @@ def test_resume_and_failed_probe_retry(tmp_path: Path, data_dir: Path) -> None:
     params = {"mode": "map", "answers": answers(data_dir)}
     failing = probe_prompt_id("ade_corpus_v2/test/3")
     broken = FakeBackend(FakeBackend.Params(**params, fail_ids=(failing,)))
-    first = run_experiment(cfg, use_ray=False, backend=broken)
+    first = run_experiment(cfg, executor=LocalExecutor(broken))
     assert first.stats.generation_failures == 1 and first.cells[0].generation_failures == 1
     # The failed probe counts as unaware: f drops to 2 (id 3 was "False" anyway: not in f), unparsed +1.
     assert first.cells[0].extra["awareness_counts"]["unparsed"] == 2
@@ -114,16 +79,16 @@ def test_resume_and_failed_probe_retry(tmp_path: Path, data_dir: Path) -> None:
     assert [r["id"] for r in shard_rows if r["probe_gen_error"]] == ["ade_corpus_v2/test/3"]
 
     healthy = FakeBackend(FakeBackend.Params(**params))
-    second = run_experiment(cfg, use_ray=False, backend=healthy)
+    second = run_experiment(cfg, executor=LocalExecutor(healthy))
     assert second.total_pending == 1  # only the row whose probe failed
     # (the fake's model digest includes fail_ids, so the healthy backend regenerates the task answer too)
     assert second.stats.generated == 1 and second.stats.probe_generated == 1
     assert second.cells[0].extra["awareness_counts"] == COUNTS
-    third = run_experiment(cfg, use_ray=False, backend=healthy)
+    third = run_experiment(cfg, executor=LocalExecutor(healthy))
     assert third.total_pending == 0
-    fresh = run_experiment(cfg, use_ray=False, backend=healthy, resume=False)
+    fresh = run_experiment(cfg, executor=LocalExecutor(healthy), resume=False)
     assert (fresh.stats.generated, fresh.stats.probe_generated, fresh.stats.probe_cache_hits) == (5, 5, 1)
-    again = run_experiment(cfg, use_ray=False, backend=healthy, resume=False)
+    again = run_experiment(cfg, executor=LocalExecutor(healthy), resume=False)
     assert again.stats.generated == 0 and again.stats.probe_generated == 0
     assert again.stats.probe_cache_hits == N and again.stats.generation_cache_hits == N
     assert again.cells[0].metrics == second.cells[0].metrics
@@ -135,7 +100,7 @@ def test_probe_off_by_default_elsewhere_and_on_request(tmp_path: Path, data_dir:
         {"testbed": "labeled", "retriever": "bm25", "awareness_probe": True},
         {"testbed": "negative_awareness", "retriever": "bm25", "awareness_probe": False},
     ])
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
     plain, probed, na_off = result.cells
     assert "true_negative_awareness_rate" not in plain.metrics
     assert "true_negative_awareness_rate" not in na_off.metrics
@@ -145,13 +110,14 @@ def test_probe_off_by_default_elsewhere_and_on_request(tmp_path: Path, data_dir:
     assert all(r["probe_prompt"] is None and r["probe_judgement"] is None for r in rows)
 
 
+@pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 def test_dedupe_false_keeps_duplicate_examples(tmp_path: Path, data_dir: Path) -> None:
     # ade_corpus_v2 train repeats sentences; with k=3 some instance retrieves an identical (key, value) twice.
     cfg = make_config(tmp_path, data_dir, [
         {"testbed": "labeled", "retriever": "bm25", "k": 3, "keep_ties": False},
         {"testbed": "labeled", "retriever": "bm25", "k": 3, "keep_ties": False, "dedupe": False},
     ])
-    deduped, kept = run_experiment(cfg.with_limit(40), use_ray=False).cells
+    deduped, kept = run_experiment(cfg.with_limit(40)).cells
     assert kept.plan.label.endswith("-k3-dups")
 
     def pairs(path: Path) -> list[list[tuple[str, str]]]:
@@ -165,20 +131,22 @@ def test_dedupe_false_keeps_duplicate_examples(tmp_path: Path, data_dir: Path) -
 
 
 @pytest.mark.slow
-def test_rates_are_logged_to_mlflow(tmp_path: Path, data_dir: Path) -> None:
+def test_rates_are_logged_to_mlflow(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     cfg = na_config(tmp_path, data_dir)
     cfg = cfg.model_copy(update={"tracking": cfg.tracking.model_copy(update={"enabled": True})})
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
 
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=result.tracking_uri)
     experiment = client.get_experiment_by_name("aware")
     assert experiment is not None
-    (run,) = client.search_runs([experiment.experiment_id])
+    runs = client.search_runs([experiment.experiment_id])
+    (run,) = [r for r in runs if "mlflow.parentRunId" in r.data.tags]  # the one cell, under its parent
     metrics = run.data.metrics
     assert metrics["true_negative_awareness_rate"] == pytest.approx(1 / 2)
     assert metrics["false_negative_awareness_rate"] == pytest.approx(3 / 4)
     name = "false_negative_awareness_rate"
-    assert metrics[f"{name}_ci_low"] <= 3 / 4 <= metrics[f"{name}_ci_high"]
-    assert run.data.params["retrieval.0.testbed"] == "negative_awareness"
+    assert metrics[f"ci_low/{name}"] <= 3 / 4 <= metrics[f"ci_high/{name}"]
+    assert run.data.params["testbed"] == "negative_awareness" and run.data.params["awareness_probe"] == "True"

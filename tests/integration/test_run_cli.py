@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,9 @@ def test_bad_flags_are_usage_errors_not_tracebacks(tmp_path: Path, data_dir: Pat
 
 
 @pytest.mark.slow
-def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path) -> None:
+def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     path = config(tmp_path, data_dir)
     out = biorab("run", str(path), "--no-ray", "--limit", "3", cache=tmp_path / "cache")
     assert out.returncode == 0, out.stderr
@@ -87,6 +90,7 @@ def test_run_prints_table_and_mlflow_line(tmp_path: Path, data_dir: Path) -> Non
     assert "generated 3, from cache 0, failed 0" in out.stderr and "3/3" in out.stderr
     db = tmp_path / "runs" / "cli" / "mlflow.db"
     assert f"browse: mlflow ui --backend-store-uri sqlite:///{db}" in out.stdout and db.is_file()
+    assert re.search(r"^wall time: \d+\.\d s$", out.stdout, re.MULTILINE)  # the job prints how long it took
     again = biorab("run", str(path), "--no-ray", "--limit", "3", cache=tmp_path / "cache")
     assert again.returncode == 0 and "nothing to compute" in again.stderr
     fresh = biorab("run", str(path), "--no-ray", "--limit", "3", "--fresh", cache=tmp_path / "cache")

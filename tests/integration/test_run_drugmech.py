@@ -11,26 +11,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from biorab.drugmech.prompts import render_prompt
-from biorab.drugmech.prompts_text import EL_OPTIONS
-from biorab.drugmech.queryfiles import load_release_file
+from biorab.drugmech.prompts.render import render_prompt
+from biorab.drugmech.queries.query_files import load_release_file
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
 from biorab.runner.validate import load_experiment
-
-REPO = Path(__file__).resolve().parents[2]
-WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
-NO = "NO supporting beneficial Mechanism of Action found."
-ANSWERS = {
-    # change_pos (Invert, positive): strict {Contra-indicated, Fully Blocked}, relaxed + Partially Blocked.
-    "change_pos_dpi_r250/0": WHY + "\n\n## Summary\n" + EL_OPTIONS["Contra-indicated"],  # strict + relaxed
-    "change_pos_dpi_r250/1": WHY + "\n\n## Summary\n" + EL_OPTIONS["Partially Blocked"],  # relaxed only
-    "change_pos_dpi_r250/2": "Not sure.",  # unparsed: wrong
-    "change_pos_dpi_r250/3": "word " * 150,  # cut at max_tokens (finish_reason length): incomplete, wrong
-    # AddLink_neg: the default answer NO is right; YES to a negative is wrong.
-    "AddLink_neg_dpi_r1k/2": "YES.\nDrug: A | increases activity of | Protein: B",
-}
+from tests.support.drugmech_runs import REPO, make_config
 
 
 @pytest.fixture(autouse=True)
@@ -41,19 +28,6 @@ def drugmech_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drugmechdb_dir
     monkeypatch.setenv("BIORAB_DRUGMECHCF_DIR", str(drugmechcf_dir))
 
 
-def make_config(
-    tmp_path: Path, *, limit: int = 4, tracking: bool = False, **backend: Any
-) -> ExperimentConfig:
-    return ExperimentConfig.model_validate({
-        "name": "dm",
-        "output_dir": str(tmp_path / "runs"),
-        "drugmech": {"query_files": ["change_pos_dpi_r250", "AddLink_neg_dpi_r1k"],
-                     "worlds": ["open", "closed"], "runs": 2, "limit": limit, "n_resamples": 200},
-        "backend": {"name": "fake", "params": {"mode": "map", "answers": ANSWERS, "answer": NO, **backend}},
-        "sampling": {"max_tokens": 100, "seed": 7},
-        "resources": {"llm": {"batch_size": 8}},
-        "tracking": {"enabled": tracking},
-    })
 
 
 def by_label(result: Any) -> dict[str, Any]:
@@ -61,7 +35,7 @@ def by_label(result: Any) -> dict[str, Any]:
 
 
 def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
-    result = run_experiment(make_config(tmp_path), use_ray=False)
+    result = run_experiment(make_config(tmp_path))
     cells = by_label(result)
     assert list(cells) == [f"dm-{f}__{w}__run{r}" for f in ("change_pos_dpi_r250", "AddLink_neg_dpi_r1k")
                            for w in ("open", "closed") for r in (0, 1)]
@@ -83,7 +57,7 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
     assert json.loads(rows[3]["pred_scores"])["incomplete"] is True
     assert rows[3]["gen_finish_reason"] == "length"
     qfile = load_release_file("change_pos_dpi_r250")
-    from biorab.drugmech.drugmechdb import load_drugmechdb
+    from biorab.drugmech.graph.drugmechdb import load_drugmechdb
 
     assert rows[0]["prompt"] == render_prompt(qfile.queries[0], world="closed", moas=load_drugmechdb())
     # Runs differ only in the sampling seed (config seed + run), which is part of the generation key.
@@ -93,7 +67,8 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
 
     summary = json.loads((result.run_dir / "summary.json").read_text())
     report = summary["drugmech"]
-    assert report == result.drugmech and (report["parser"], report["matcher"]) == ("robust", "tfidf")
+    assert report == result.sections["drugmech"]
+    assert (report["parser"], report["matcher"]) == ("robust", "tfidf")
     assert (report["n"], report["n_unparsed"], report["n_incomplete"]) == (32, 4, 4)
     file_cells = {(c["query_file"], c["world"]): c for c in report["cells"]}
     cell = file_cells[("change_pos_dpi_r250", "open")]
@@ -107,19 +82,19 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
 
 
 def test_resume_generates_nothing_and_a_larger_limit_only_the_new_rows(tmp_path: Path) -> None:
-    first = run_experiment(make_config(tmp_path), use_ray=False)
-    again = run_experiment(make_config(tmp_path), use_ray=False)
+    first = run_experiment(make_config(tmp_path))
+    again = run_experiment(make_config(tmp_path))
     assert again.total_pending == 0 and again.stats.written == 0 and again.stats.generated == 0
     assert [c.metrics for c in again.cells] == [c.metrics for c in first.cells]
-    fresh = run_experiment(make_config(tmp_path), use_ray=False, resume=False)
+    fresh = run_experiment(make_config(tmp_path), resume=False)
     assert (fresh.stats.generated, fresh.stats.generation_cache_hits) == (0, 32)
-    more = run_experiment(make_config(tmp_path, limit=5), use_ray=False)
+    more = run_experiment(make_config(tmp_path, limit=5))
     assert more.total_pending == 8 and more.stats.generated == 8  # row 4 of each of the 8 cells
     assert [c.plan.cell_id for c in more.cells] == [c.plan.cell_id for c in first.cells]
 
 
 def test_failed_generations_are_incomplete_and_retried(tmp_path: Path) -> None:
-    failing = run_experiment(make_config(tmp_path, fail_ids=("AddLink_neg_dpi_r1k/0",)), use_ray=False)
+    failing = run_experiment(make_config(tmp_path, fail_ids=("AddLink_neg_dpi_r1k/0",)))
     cell = by_label(failing)["dm-AddLink_neg_dpi_r1k__open__run0"]
     assert cell.generation_failures == 1 and cell.extra["n_incomplete"] == 1
     assert cell.metrics["accuracy_strict"]["value"] == 2 / 4
@@ -129,23 +104,28 @@ def test_failed_generations_are_incomplete_and_retried(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    result = run_experiment(make_config(tmp_path, tracking=True), use_ray=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
+    result = run_experiment(make_config(tmp_path, tracking=True))
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=result.tracking_uri)
     experiment = client.get_experiment_by_name("dm")
     assert experiment is not None
-    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    everything = client.search_runs([experiment.experiment_id])
+    (parent,) = [r for r in everything if "mlflow.parentRunId" not in r.data.tags]
+    runs = {r.info.run_name: r for r in everything if "mlflow.parentRunId" in r.data.tags}
     assert len(runs) == 8
-    run = runs["dm-change_pos_dpi_r250__open__run1"]
+    run = runs["fake/dm-change_pos_dpi_r250__open__run1"]
     assert {k: run.data.tags[k] for k in ("query_file", "world", "mode", "run", "backend", "task")} == {
         "query_file": "change_pos_dpi_r250", "world": "open", "mode": "", "run": "1", "backend": "fake",
         "task": "drugmech"}
     assert run.data.metrics == {"n": 4.0, "parse_failures": 1.0, "generation_failures": 0.0,
                                 "n_incomplete": 1.0, "accuracy_strict": 0.25, "accuracy_relaxed": 0.5,
                                 "accuracy_strict_complete_only": pytest.approx(1 / 3)}
-    assert run.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"
-    assert run.data.params["drugmech.runs"] == "2"
+    assert parent.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"  # the shared config
+    assert parent.data.params["drugmech.runs"] == "2"
+    assert (run.data.params["query_file"], run.data.params["world"], run.data.params["run"]) == (
+        "change_pos_dpi_r250", "open", "1")
     (pred,) = client.list_artifacts(run.info.run_id, "predictions")
     cell_id = by_label(result)["dm-change_pos_dpi_r250__open__run1"].plan.cell_id
     assert pred.path == f"predictions/{cell_id}.parquet"
@@ -193,7 +173,7 @@ def test_chat_default_for_drugmech_only_configs() -> None:
 @pytest.mark.parametrize(("job", "cells"), [("drugmech_smoke.yaml", 2),
                                             ("drugmech_paper.yaml", 12 * 2 * 5 + 2 * 5)])
 def test_shipped_jobs_validate(job: str, cells: int) -> None:
-    from biorab.runner.drugmech_plan import drugmech_cells
+    from biorab.drugmech.experiment.cell_plan import drugmech_cells
 
     cfg = load_experiment(REPO / "jobs" / job)
     assert len(drugmech_cells(cfg)) == cells
@@ -215,3 +195,23 @@ def test_biorab_run_cli_prints_the_drugmech_table(tmp_path: Path) -> None:
     lines = [ln.split() for ln in done.stdout.splitlines() if ln.startswith("  change_pos_dpi_r250")]
     assert [ln[1:5] for ln in lines] == [["open", "runs=2", "n=8", "strict=0.250"],
                                          ["closed", "runs=2", "n=8", "strict=0.250"]]
+
+
+def test_validate_lists_biorab_and_drugmech_cells_in_one_list(tmp_path: Path, data_dir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cfg = make_config(tmp_path).model_dump(mode="json")
+    cfg.update(datasets=[{"name": "semclass", "limit": 3}], data_dir=str(data_dir))
+    path = tmp_path / "mixed.yaml"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "biorab.cli.main", "validate", str(path)],
+                          capture_output=True, text=True, cwd=REPO, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    head, *cells = done.stdout.strip().splitlines()
+    # 1 BioRAB cell (semclass × none), then 2 files × 2 worlds × 2 runs DrugMech cells, one list.
+    assert head.startswith(f"ok: {path} defines 9 cell(s)")
+    assert [c.split("__")[0].strip() for c in cells] == ["semclass-test"] + ["dm-change_pos_dpi_r250"] * 4 \
+        + ["dm-AddLink_neg_dpi_r1k"] * 4
+    assert cells[0].endswith("(limit 3)") and cells[1].endswith("(limit 4)")

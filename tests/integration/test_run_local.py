@@ -13,9 +13,9 @@ from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
+from biorab.runner.local import LocalExecutor
 from biorab.runner.output import read_all_rows
-
-N_ADE, N_QA = 6, 5
+from tests.support.local_runs import N_ADE, N_QA, answers, make_config
 
 
 @pytest.fixture(autouse=True)
@@ -24,35 +24,10 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def golds(data_dir: Path) -> dict[str, str]:
-    out = {}
-    for name, n in (("ade_corpus_v2", N_ADE), ("medmcqa", N_QA)):
-        out.update({ex.id: ex.label for ex in load_dataset(name, "test", data_dir=data_dir)[:n]})
-    return out
 
 
-def answers(data_dir: Path) -> dict[str, str]:
-    """Gold answers except one wrong answer per dataset: accuracy is 5/6 and 4/5."""
-    ans = golds(data_dir)
-    ans["ade_corpus_v2/test/2"] = "0" if ans["ade_corpus_v2/test/2"] == "1" else "1"
-    ans["medmcqa/test/1"] = "(D)" if ans["medmcqa/test/1"] != "(D)" else "(A)"
-    return ans
 
 
-def make_config(tmp_path: Path, data_dir: Path, *, name: str = "local", retrieval: list | None = None,
-                **backend: object) -> ExperimentConfig:
-    return ExperimentConfig.model_validate({
-        "name": name,
-        "data_dir": str(data_dir),
-        "output_dir": str(tmp_path / "runs"),
-        "datasets": [{"name": "ade_corpus_v2", "limit": N_ADE}, {"name": "medmcqa", "limit": N_QA}],
-        "retrieval": retrieval or [{"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25", "k": 1}],
-        "backend": {"name": "fake", "params": {"mode": "map", "answers": answers(data_dir), **backend}},
-        "sampling": {"max_tokens": 8},
-        "n_boot": 50,
-        "resources": {"llm": {"batch_size": 4}},
-        "tracking": {"enabled": False},
-    })
 
 
 def accuracy(result: object, label: str) -> float:
@@ -61,7 +36,7 @@ def accuracy(result: object, label: str) -> float:
 
 
 def test_exact_outputs_and_metrics(tmp_path: Path, data_dir: Path) -> None:
-    result = run_experiment(make_config(tmp_path, data_dir), use_ray=False)
+    result = run_experiment(make_config(tmp_path, data_dir))
     assert result.total_pending == 2 * (N_ADE + N_QA)
     assert result.stats.generated == 2 * (N_ADE + N_QA) and result.stats.generation_failures == 0
     assert accuracy(result, "ade_corpus_v2-test__none") == pytest.approx(5 / 6)
@@ -85,22 +60,22 @@ def test_exact_outputs_and_metrics(tmp_path: Path, data_dir: Path) -> None:
 
 def test_second_run_generates_nothing(tmp_path: Path, data_dir: Path) -> None:
     cfg = make_config(tmp_path, data_dir)
-    first = run_experiment(cfg, use_ray=False)
-    resumed = run_experiment(cfg, use_ray=False)
+    first = run_experiment(cfg)
+    resumed = run_experiment(cfg)
     assert resumed.total_pending == 0 and resumed.stats.generated == 0
-    fresh = run_experiment(cfg, use_ray=False, resume=False)
+    fresh = run_experiment(cfg, resume=False)
     assert fresh.total_pending == 22 and fresh.stats.generated == 0
     assert fresh.stats.generation_cache_hits == 22 and fresh.stats.retrieval_cache_hits == N_ADE + N_QA
     assert [c.metrics for c in fresh.cells] == [c.metrics for c in first.cells]
-    bigger = run_experiment(cfg.with_limit(7), use_ray=False)  # a larger slice computes only the new rows
+    bigger = run_experiment(cfg.with_limit(7))  # a larger slice computes only the new rows
     assert bigger.total_pending == 6 and bigger.stats.generated == 6  # 1 + 1 + 2 + 2
 
 
 def test_two_runs_share_work(tmp_path: Path, data_dir: Path) -> None:
-    run_experiment(make_config(tmp_path, data_dir, name="a", retrieval=[{"testbed": "none"}]), use_ray=False)
+    run_experiment(make_config(tmp_path, data_dir, name="a", retrieval=[{"testbed": "none"}]))
     other = make_config(tmp_path, data_dir, name="b",
                         retrieval=[{"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25"}])
-    result = run_experiment(other, use_ray=False)
+    result = run_experiment(other)
     assert result.total_pending == 22
     assert result.stats.generation_cache_hits == N_ADE + N_QA  # the no-retrieval prompts of run "a"
     assert result.stats.generated == N_ADE + N_QA
@@ -110,7 +85,7 @@ def test_failed_generations_are_recorded_counted_and_retried(tmp_path: Path, dat
     cfg = make_config(tmp_path, data_dir, retrieval=[{"testbed": "none"}])
     params = {"mode": "map", "answers": answers(data_dir)}
     broken = FakeBackend(FakeBackend.Params(**params, fail_ids=("medmcqa/test/0", "medmcqa/test/3")))
-    first = run_experiment(cfg, use_ray=False, backend=broken)
+    first = run_experiment(cfg, executor=LocalExecutor(broken))
     assert first.stats.generation_failures == 2
     qa = first.cells[1]
     assert qa.generation_failures == 2 and qa.n == N_QA
@@ -118,7 +93,7 @@ def test_failed_generations_are_recorded_counted_and_retried(tmp_path: Path, dat
     errors = {r["id"]: r["gen_error"] for r in read_all_rows(tmp_path / "runs/local/cells" / qa.plan.cell_id)}
     assert errors["medmcqa/test/0"].startswith("fake backend: injected fault")
     healthy = FakeBackend(FakeBackend.Params(**params))
-    second = run_experiment(cfg, use_ray=False, backend=healthy)
+    second = run_experiment(cfg, executor=LocalExecutor(healthy))
     assert second.total_pending == 2 and healthy.prompts_seen == 2
     assert second.cells[1].generation_failures == 0
     assert second.cells[1].metrics["accuracy"]["value"] == pytest.approx(4 / 5)
@@ -127,7 +102,7 @@ def test_failed_generations_are_recorded_counted_and_retried(tmp_path: Path, dat
 def test_backend_exception_fails_the_batch_rows_only(tmp_path: Path, data_dir: Path) -> None:
     cfg = make_config(tmp_path, data_dir, retrieval=[{"testbed": "none"}])
     flaky = FakeBackend(FakeBackend.Params(mode="map", answers=answers(data_dir), fail_every=2))
-    result = run_experiment(cfg, use_ray=False, backend=flaky)
+    result = run_experiment(cfg, executor=LocalExecutor(flaky))
     # 11 rows in batches of 4 → calls 1..3; call 2 raised, so its 4 rows failed and the run finished.
     assert result.stats.generation_failures == 4 and result.stats.written == 11
     assert sum(c.generation_failures for c in result.cells) == 4
@@ -153,5 +128,5 @@ def test_strict_original_run_scores_triples_with_the_original_rule(
         "n_boot": 0,
         "tracking": {"enabled": False},
     })
-    result = run_experiment(cfg, use_ray=False)
+    result = run_experiment(cfg)
     assert result.cells[0].metrics["f1"]["value"] == pytest.approx(f1)

@@ -3,7 +3,6 @@ same predictions and metrics as an uninterrupted run."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,11 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from biorab.runner.output import read_all_rows
+from tests.support.run_outputs import outputs
 
 REPO = Path(__file__).resolve().parents[2]
 N = 10  # instances per dataset; 2 datasets, batches of 2 → 10 shards of ~0.4 s each
@@ -60,13 +59,6 @@ def kill_after(config: Path, cache: Path, run_dir: Path, shards: int) -> None:
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
 
 
-def outputs(run_dir: Path) -> tuple[dict[str, list[tuple[str, str]]], list[dict[str, object]]]:
-    summary = json.loads((run_dir / "summary.json").read_text())
-    preds = {}
-    for cell in summary["cells"]:
-        rows = pq.read_table(cell["predictions"]).to_pylist()
-        preds[cell["cell"]] = [(r["id"], r["pred_label"]) for r in rows]
-    return preds, [c["metrics"] for c in summary["cells"]]
 
 
 @pytest.mark.slow

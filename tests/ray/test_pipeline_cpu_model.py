@@ -13,6 +13,7 @@ import pytest
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
 from biorab.runner.validate import load_experiment
+from pipelines.ral import RayExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,13 +27,14 @@ pytestmark = [
 def test_smoke_job_on_local_ray_with_the_cpu_model(tmp_path: Path, data_dir: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run dir's own store
     smoke = load_experiment(REPO / "jobs" / "smoke.yaml")
     assert smoke.backend.name == "transformers" and smoke.backend.params["model"] == "smollm2"
     cfg = ExperimentConfig.model_validate({
         **smoke.model_dump(mode="json"), "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
         "n_boot": 50,
     }).with_limit(2)
-    result = run_experiment(cfg, use_ray=True)
+    result = run_experiment(cfg, executor=RayExecutor())
     assert result.stats.written == 12 and result.stats.generation_failures == 0
     tasks = ["triple_extraction"] * 2 + ["classification"] * 2 + ["qa"] * 2
     assert [c.plan.task for c in result.cells] == tasks
@@ -49,5 +51,5 @@ def test_smoke_job_on_local_ray_with_the_cpu_model(tmp_path: Path, data_dir: Pat
         primary = {"triple_extraction": "f1", "classification": "micro_f1", "qa": "macro_f1"}[cell.plan.task]
         assert 0.0 <= cell.metrics[primary]["value"] <= 1.0
     assert result.tracking_uri is not None and (result.run_dir / "mlflow.db").is_file()
-    again = run_experiment(cfg.with_limit(2), use_ray=True, resume=False)
+    again = run_experiment(cfg.with_limit(2), executor=RayExecutor(), resume=False)
     assert again.stats.generated == 0  # every generation comes from the content-keyed cache

@@ -3,22 +3,20 @@ and an OpenAI-compatible endpoint with injected faults that loses and duplicates
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from support.fault_openai_server import FaultServer
 
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
 from biorab.runner.output import read_all_rows
 from biorab.tasks import get_template, render
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_local import N_ADE, N_QA, make_config  # noqa: E402
-from support.fault_openai_server import FaultServer  # noqa: E402
+from pipelines.ral import RayExecutor
+from tests.support.local_runs import N_ADE, N_QA, make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -49,17 +47,17 @@ def predictions(result: object) -> list[list[dict[str, object]]]:
 def test_ray_matches_in_process_and_does_not_regenerate(
     local_ray: None, tmp_path: Path, data_dir: Path
 ) -> None:
-    local = run_experiment(make_config(tmp_path / "local", data_dir), use_ray=False)
+    local = run_experiment(make_config(tmp_path / "local", data_dir))
     cfg = make_config(tmp_path / "ray", data_dir)
     progress: list[tuple[int, int]] = []
-    distributed = run_experiment(cfg, use_ray=True, resume=False,
+    distributed = run_experiment(cfg, executor=RayExecutor(), resume=False,
                                  progress=lambda a, t: progress.append((a, t)))
     assert predictions(distributed) == predictions(local)
     assert [c.metrics for c in distributed.cells] == [c.metrics for c in local.cells]
     assert sum(a for a, _ in progress) == 2 * (N_ADE + N_QA) and {t for _, t in progress} == {22}
     # Everything was generated (and cached) by the in-process run: the Ray run generated nothing new.
     assert distributed.stats.generated == 0 and distributed.stats.generation_cache_hits == 22
-    again = run_experiment(cfg, use_ray=True, resume=False)
+    again = run_experiment(cfg, executor=RayExecutor(), resume=False)
     assert again.stats.generated == 0 and predictions(again) == predictions(local)
 
 
@@ -85,7 +83,7 @@ def test_faulty_openai_endpoint_loses_and_duplicates_nothing(
             "sampling": {"max_tokens": 4}, "n_boot": 20, "tracking": {"enabled": False},
             "resources": {"llm": {"batch_size": 3}},
         })
-        first = run_experiment(cfg, use_ray=True)
+        first = run_experiment(cfg, executor=RayExecutor())
         cell = first.cells[0]
         assert first.stats.written == N_ADE and first.stats.generation_failures == 2
         assert cell.n == N_ADE and cell.generation_failures == 2
@@ -95,7 +93,8 @@ def test_faulty_openai_endpoint_loses_and_duplicates_nothing(
         assert failed == {examples[2].id, examples[3].id}
         assert all(r["gen_text"].startswith("re: ") for r in rows if not r["gen_error"])
         assert server.attempts(prompts[0]) == 3 and server.attempts(prompts[2]) == 3
-        second = run_experiment(cfg, use_ray=True)  # the failed rows only, and now the server answers them
+        # the failed rows only, and now the server answers them
+        second = run_experiment(cfg, executor=RayExecutor())
         assert second.total_pending == 2 and second.stats.generated == 2
         assert second.cells[0].generation_failures == 0
     history = read_all_rows(tmp_path / "runs" / "faulty" / "cells" / cell.plan.cell_id)

@@ -3,7 +3,6 @@ and negative-awareness rates equal the in-process runner's."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +11,8 @@ import pytest
 
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_awareness import COUNTS, N, na_config  # noqa: E402
+from pipelines.ral import RayExecutor
+from tests.support.awareness_runs import COUNTS, N, na_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 PROBE_COLUMNS = ("id", "hits", "gen_text", "pred_label", "probe_prompt", "probe_gen_text", "probe_judgement")
@@ -37,13 +35,13 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_ray_probe_matches_in_process(local_ray: None, tmp_path: Path, data_dir: Path) -> None:
-    distributed = run_experiment(na_config(tmp_path / "ray", data_dir), use_ray=True)
+    distributed = run_experiment(na_config(tmp_path / "ray", data_dir), executor=RayExecutor())
     assert distributed.stats.generated == N and distributed.stats.probe_generated == N
     (cell,) = distributed.cells
     assert cell.extra["awareness_counts"] == COUNTS
     assert cell.metrics["true_negative_awareness_rate"]["value"] == pytest.approx(1 / 2)
     assert cell.metrics["false_negative_awareness_rate"]["value"] == pytest.approx(3 / 4)
-    local = run_experiment(na_config(tmp_path / "local", data_dir), use_ray=False)
+    local = run_experiment(na_config(tmp_path / "local", data_dir))
     assert local.stats.generated == 0 and local.stats.probe_cache_hits == N  # the Ray run cached them
 
     def rows(result: object) -> list[dict[str, object]]:

@@ -3,7 +3,6 @@ in-process runner, per-run seeds honoured by the LLM actor, and no regeneration.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +11,8 @@ import pytest
 
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_drugmech import make_config  # noqa: E402
+from pipelines.ral import RayExecutor
+from tests.support.drugmech_runs import make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -46,13 +44,13 @@ def rows(result: object) -> list[list[dict[str, object]]]:
 
 
 def test_drugmech_on_ray_matches_in_process(local_ray: None, tmp_path: Path) -> None:
-    distributed = run_experiment(make_config(tmp_path / "ray"), use_ray=True)
+    distributed = run_experiment(make_config(tmp_path / "ray"), executor=RayExecutor())
     assert (distributed.stats.written, distributed.stats.generated) == (32, 32)
-    local = run_experiment(make_config(tmp_path / "local"), use_ray=False)
+    local = run_experiment(make_config(tmp_path / "local"))
     # The in-process run found every generation in the store the Ray run filled: same keys, same seeds.
     assert (local.stats.generated, local.stats.generation_cache_hits) == (0, 32)
     assert rows(distributed) == rows(local)
     assert [c.metrics for c in distributed.cells] == [c.metrics for c in local.cells]
-    assert distributed.drugmech == local.drugmech
-    again = run_experiment(make_config(tmp_path / "ray"), use_ray=True)
+    assert distributed.sections == local.sections
+    again = run_experiment(make_config(tmp_path / "ray"), executor=RayExecutor())
     assert again.total_pending == 0 and again.stats.generated == 0

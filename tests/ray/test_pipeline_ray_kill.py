@@ -18,9 +18,7 @@ import pytest
 import yaml
 
 from biorab.runner.output import read_all_rows
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from integration.test_run_resume_kill import outputs  # noqa: E402
+from tests.support.run_outputs import outputs
 
 REPO = Path(__file__).resolve().parents[2]
 N = 12

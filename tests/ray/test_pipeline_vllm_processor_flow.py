@@ -16,6 +16,7 @@ import pytest
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
 from biorab.runner.validate import check_experiment
+from pipelines.ral import RayExecutor
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 N = 4
@@ -80,7 +81,7 @@ def test_processor_stage_caches_records_errors_and_retries(
         "resources": {"llm_engine": "vllm_processor", "llm": {"batch_size": 2, "pool_size": 1}},
     })
     check_experiment(cfg)
-    first = run_experiment(cfg, use_ray=True)
+    first = run_experiment(cfg, executor=RayExecutor())
     assert seen[0].engine_kwargs["tensor_parallel_size"] == 2 and seen[0].should_continue_on_error is True
     assert first.stats.written == 2 * N and first.stats.generated == 2 * N - 1
     assert first.stats.generation_failures == 1
@@ -93,13 +94,14 @@ def test_processor_stage_caches_records_errors_and_retries(
     assert {r["gen_text"] for r in ade} == {"aspirin|effect|rash"} and all(r["pred_ok"] for r in ade)
     assert len(calls.read_text().split()) == 2 * N
 
-    second = run_experiment(cfg, use_ray=True)  # only the failed row, and the engine now answers it
+    second = run_experiment(cfg, executor=RayExecutor())  # only the failed row, and the engine now answers it
     assert second.total_pending == 1 and second.stats.generated == 1
     assert second.cells[0].generation_failures == 0
     retried = pq.read_table(second.cells[0].predictions_path).to_pylist()[0]
     assert retried["gen_text"] == "(A)" and retried["prompt"] == failed_prompt  # the error row kept it whole
     assert calls.read_text().split().count("medmcqa/test/0") == 2
 
-    fresh = run_experiment(cfg, use_ray=True, resume=False)  # every row from the store: the engine idles
+    # every row from the store: the engine idles
+    fresh = run_experiment(cfg, executor=RayExecutor(), resume=False)
     assert fresh.stats.generated == 0 and fresh.stats.generation_cache_hits == 2 * N
     assert len(calls.read_text().split()) == 2 * N + 1

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.full_data, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture

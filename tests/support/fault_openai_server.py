@@ -10,7 +10,11 @@ even when the client sends requests concurrently:
 Fault kinds: ``"500"``/``"502"``/``"503"``/``"429"``/``"400"`` (that status with a JSON error body),
 ``"hang"`` (sleep `hang_s`, longer than the client's timeout, then answer), ``"malformed"`` (status 200,
 a body that is not JSON), ``"no_choices"`` (valid JSON without ``choices``), ``"drop"`` (close the
-connection without answering). Every request is appended to `log` so tests can count attempts.
+connection without answering), ``"trickle"`` (status 200 and the full Content-Length, then the body one
+byte every `trickle_s` seconds, as a stuck proxy or an overloaded server does). `retry_after` adds that
+``Retry-After`` header to 429/503 answers; `delay_s` delays every answer; `max_in_flight` records the
+most requests handled at once. Every request is appended to `log` (with its arrival time) so tests can
+count attempts and time the backoff.
 Requests with ``echo: true`` get per-token log-probs of the prompt (see `echo_logprob`), as vLLM returns
 them, for label-scoring tests.
 """
@@ -35,6 +39,7 @@ class LoggedRequest:
     fault: str | None
     body: dict[str, Any]
     headers: dict[str, str]
+    at: float = 0.0  # time.monotonic() when the request arrived
 
 
 @dataclass
@@ -43,6 +48,9 @@ class FaultServer:
 
     faults: dict[str, list[str]] = field(default_factory=dict)
     hang_s: float = 2.0
+    trickle_s: float = 0.1
+    retry_after: str | None = None
+    delay_s: float = 0.0
     model: str = "fault-model"
     log: list[LoggedRequest] = field(default_factory=list)
 
@@ -51,6 +59,8 @@ class FaultServer:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     @property
     def base_url(self) -> str:
@@ -128,6 +138,17 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_POST(self) -> None:
+        owner = self.owner
+        with owner._lock:
+            owner.in_flight += 1
+            owner.max_in_flight = max(owner.max_in_flight, owner.in_flight)
+        try:
+            self._answer()
+        finally:
+            with owner._lock:
+                owner.in_flight -= 1
+
+    def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         chat = self.path.endswith("/chat/completions")
@@ -137,7 +158,10 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         attempt, fault = self.owner.next_fault(prompt)
         with self.owner._lock:
-            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body, dict(self.headers)))
+            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body, dict(self.headers),
+                                                time.monotonic()))
+        if self.owner.delay_s:
+            time.sleep(self.owner.delay_s)
         if fault == "drop":
             self.close_connection = True
             self.connection.close()
@@ -146,6 +170,9 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.owner.hang_s)
         if fault and fault.isdigit():
             self._send(int(fault), {"error": {"message": f"injected {fault}", "type": "server_error"}})
+            return
+        if fault == "trickle":
+            self._trickle(json.dumps(self._completion(prompt, body, chat)).encode("utf-8"))
             return
         if fault == "malformed":
             self._send_raw(200, b'{"id": "cmpl-1", "choices": [{"text": "trunc')
@@ -170,6 +197,19 @@ class _Handler(BaseHTTPRequestHandler):
         return {"id": "cmpl-x", "object": kind, "model": self.owner.model, "choices": [choice],
                 "usage": usage}  # fmt: skip
 
+    def _trickle(self, data: bytes) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(self.owner.trickle_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up: what the test wants
+
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         self._send_raw(status, json.dumps(payload).encode("utf-8"))
 
@@ -178,6 +218,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if status in (429, 503) and self.owner.retry_after is not None:
+                self.send_header("Retry-After", self.owner.retry_after)
             self.end_headers()
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):

@@ -75,3 +75,29 @@ def build_tiny_lora(base: Path, folder: Path, *, seed: int = 1) -> Path:
     peft_model = get_peft_model(model, config)
     peft_model.save_pretrained(folder)
     return folder
+
+
+BOS_CHAT_TEMPLATE = "{{ bos_token }}" + CHAT_TEMPLATE
+
+
+def build_bos_tokenizer(folder: Path) -> Path:
+    """Save a tiny tokenizer that adds ``<s>`` (id 1) as BOS to every encoded text and whose chat template
+    also writes the BOS, like Llama-style templates; return `folder`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<eos>", "<s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator(CORPUS, trainer)
+    bpe.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", eos_token="<eos>", pad_token="<eos>"
+    )
+    tokenizer.chat_template = BOS_CHAT_TEMPLATE
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -32,7 +32,8 @@ def test_defaults_fit_two_cpus(tmp_path: Path) -> None:
     cfg = load_config(ExperimentConfig, write(tmp_path, BASE))
     res = cfg.resources
     assert res.address is None and res.num_cpus == 2
-    # Fractional CPUs and pools of one: the 2-CPU deadlock of STACK_NOTES §2.4 cannot happen.
+    # Fractional CPUs and pools of one: the 2-CPU deadlock (docs/notes/ray_on_small_machines.md) cannot
+    # happen.
     used = res.retrieval.pool_size * res.retrieval.num_cpus + res.llm.pool_size * res.llm.num_cpus
     assert used + res.task_num_cpus < res.num_cpus
     assert cfg.sampling.max_tokens == 64 and cfg.parser == "robust" and cfg.tracking.uri is None

@@ -106,3 +106,25 @@ def test_flatten_config() -> None:
     flat = flatten({"name": "x", "datasets": [{"name": "ade", "limit": None}], "backend": {"params": {}}})
     assert flat == {"name": "x", "datasets.0.name": "ade", "datasets.0.limit": "None", "backend.params": "{}"}
     assert len(flatten({"v": "x" * 7000})["v"]) == 6000
+
+
+def test_generation_keys_of_existing_configs_are_unchanged() -> None:
+    """Keys pinned from the code before guided decoding: caches of unchanged behaviour stay valid."""
+    from biorab.records import OutputConstraint
+
+    choices = Prompt("x", "Q: a?", ("\n",), OutputConstraint(choices=("y", "n")))
+    regex = Prompt("x", "Q: a?", ("\n",), OutputConstraint(regex="[a-z]+"))
+    free = Prompt("x", "Q: a?", ("\n",))
+    old_default = SamplingParams(constrained=False)
+    assert generation_key("m1", choices, old_default) == (
+        "6f3d564e2e2a8f7076417c1fb3ad3f0da25fe577177b64b31c94c49c1e8a4699")
+    assert generation_key("m1", regex, old_default) == (
+        "c2484e8acc767281dfa12df02b958364347bdaed68f6f7fbd95bbdba038afb65")
+    assert generation_key("m1", choices, SamplingParams(constrained=True)) == (  # argmax label, as before
+        "98f5392520f8780320a79d1ad885d909f0f13ae9283be5a404235aebd538b0ed")
+    # no constraint: guided decoding on by default changes nothing, so neither does the key
+    assert generation_key("m1", free, SamplingParams()) == (
+        "d90052102b98891688422b373c2b0d028fec9698d6302dcfc2766b1708bb5682")
+    # a regex is now enforced by the transformers backend: its constrained key must change
+    assert generation_key("m1", regex, SamplingParams(constrained=True)) != (
+        "4b80e006579d28fd2d1b47e989422a97f1f85a795479ba469a56baea200ad762")

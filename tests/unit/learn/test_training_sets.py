@@ -34,6 +34,7 @@ def test_training_prompt_is_the_evaluation_prompt(data_dir: Path) -> None:
         assert record.target == ex.label and record.text.endswith(ex.label)
 
 
+@pytest.mark.full_data  # pinned on the full staged data
 def test_no_instance_retrieves_itself(data_dir: Path) -> None:
     src = source(data_dir, limit=40, k=2)
     built = build_instruction_set(src)

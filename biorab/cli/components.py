@@ -1,0 +1,70 @@
+"""`biorab ls <kind>` (what is registered) and `biorab validate <config.yaml>` (check before running)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from biorab.errors import ConfigError
+
+
+def _kind(kind: str) -> str:
+    from biorab.registry import ALL_REGISTRIES
+
+    for candidate in (kind, f"{kind}s", kind.rstrip("s") + "s"):
+        if candidate in ALL_REGISTRIES:
+            return candidate
+    raise ConfigError(f"unknown kind {kind!r}; choose one of: {', '.join(ALL_REGISTRIES)}", key="kind")
+
+
+KIND_HELP = "datasets, tasks, parsers, metrics, corpora, retrievers or backends"
+
+
+def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
+    """List the registered components of one kind, one name per line."""
+    from biorab.registry import ALL_REGISTRIES
+
+    for name in ALL_REGISTRIES[_kind(kind)].names():
+        typer.echo(name)
+
+
+def validate(
+    config: Annotated[Path, typer.Argument(help="experiment YAML")],
+    skip_data: Annotated[bool, typer.Option("--skip-data/--check-data", metavar="",
+        help="skip the data checks on disk")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides the "
+                                                  "config's data_dir)")] = None,
+    skip_tracking: Annotated[bool, typer.Option("--skip-tracking/--check-tracking", metavar="",
+        help="do not contact the tracking server")] = False,
+) -> None:
+    """Check an experiment config (keys, names, component params, splits, data files, a tracking server
+    answering within 3 s) and list its cells."""
+    from biorab.runner.experiment_source import experiment_sources
+    from biorab.runner.preflight import preflight
+    from biorab.runner.validate import load_experiment
+
+    cfg = load_experiment(config, check_data=not skip_data, data_dir=data_dir)
+    preflight(cfg, path=config, check_data=not skip_data)  # the same checks `biorab run` makes first
+    if cfg.tracking.enabled and not skip_tracking:
+        from biorab.tracking.preflight import check_server, resolve_uri
+
+        check_server(resolve_uri(cfg.tracking.uri, cfg.run_dir()))
+    listed, unlisted = [], []
+    for source in experiment_sources():
+        cells = source.cells(cfg, load_data=not skip_data)
+        if cells is None:
+            unlisted.append(source.name)
+        else:
+            listed += cells
+    typer.echo(f"ok: {config} defines {len(listed)} cell(s); outputs go to {cfg.run_dir()}")
+    for cell in listed:
+        typer.echo(f"  {cell.cell_id}  (limit {cell.limit if cell.limit is not None else 'all'})")
+    for name in unlisted:  # listing them needs their data (e.g. DrugMech query files: their types)
+        typer.echo(f"and the {name} cells (not listed with --skip-data)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ls")(ls)
+    app.command("validate")(validate)

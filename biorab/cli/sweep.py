@@ -1,0 +1,141 @@
+"""`biorab plan`, `biorab sweep`, `biorab report` and `biorab track`: a sweep config from plan to tables."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+SweepArg = Annotated[Path, typer.Argument(help="sweep YAML (see jobs/sweep_smoke.yaml, jobs/paper.yaml)")]
+
+
+def plan(
+    sweep: SweepArg,
+    as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
+    skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the splits check")] = False,
+) -> None:
+    """Cells, unique retrieval and generation keys (after dedupe and against the caches), tokens and
+    GPU-hours of SWEEP, and every config error, in seconds and without a GPU."""
+    from biorab.errors import ConfigError
+    from biorab.sweep import load_sweep
+    from biorab.sweep.plan import plan_sweep
+
+    cfg = load_sweep(sweep)
+    result = plan_sweep(cfg, path=sweep, check_data=not skip_data)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        _print_plan(result)
+    if result.errors:
+        raise ConfigError(f"{len(result.errors)} config error(s) found before launch (listed above)",
+                          path=sweep)
+
+
+def _print_plan(p: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"sweep {p.sweep}: {p.cells} cells in {p.runs} runs (planned in {p.seconds:.2f} s)")
+    for col in ("model", "backend", "cells", "gen keys", "new gens", "estimated", "prompt tok (new)",
+                "decode tok (new)", "GPU-h", "throughput"):
+        table.add_column(col)
+    for m in p.models:
+        mark = "" if m.tokens_exact else "~"
+        table.add_row(m.model, m.backend, str(m.cells), str(m.unique_generation_keys), str(m.new_generations),
+                      str(m.estimated_prompts), f"{mark}{m.new_prompt_tokens:,}", f"≤{m.new_decode_tokens:,}",
+                      f"{m.gpu_hours:.2f}", m.throughput)
+    out = Console(width=160)
+    out.print(table)
+    out.print(f"retrieval keys: {p.unique_retrieval_keys:,} unique, {p.new_retrieval_keys:,} not cached; "
+              f"generation keys: {p.unique_generation_keys:,} unique, {p.new_generations:,} new "
+              f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}")
+    out.print("~ tokens estimated from length (no tokenizer here); ≤ decode tokens bound by max_tokens")
+    for err in p.errors:
+        out.print(f"[red]error:[/red] {err}")
+
+
+def sweep(
+    sweep: SweepArg,
+    resume: Annotated[bool, typer.Option("--resume/--fresh", help="keep rows on disk, or start over")] = True,
+    no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
+        help="run the same stages in-process")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
+) -> None:
+    """Run every cell of SWEEP in one Ray job, model by model; resumable like `biorab run`."""
+    from biorab.sweep import load_sweep
+    from biorab.sweep.run import run_sweep
+
+    cfg = load_sweep(sweep)
+    start = time.monotonic()
+    with _one_ray(cfg, no_ray) as executor_for:
+        result = run_sweep(cfg, path=sweep, resume=resume, executor_for=executor_for, limit=limit,
+                           echo=lambda m: typer.echo(m, err=True))
+    typer.echo(f"sweep {cfg.name}: {result.cells} cells in {len(result.runs)} runs, generated "
+               f"{result.generated}, from cache {result.cache_hits}, failed {result.failures}, "
+               f"{time.monotonic() - start:.1f} s")
+    typer.echo(f"outputs: {result.sweep_dir}")
+    if result.tracking_uri:
+        typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+    if result.tracking_error:
+        from biorab.errors import TrackingError
+
+        raise TrackingError(result.tracking_error)
+
+
+@contextlib.contextmanager
+def _one_ray(cfg: Any, no_ray: bool) -> Iterator[Any]:
+    """The edge picks the executor: in-process, or one Ray for the whole sweep (each run's
+    `RayExecutor` joins it and leaves it up)."""
+    if no_ray:
+        yield None
+        return
+    import ray
+
+    from biorab.sweep.expand import expand_runs
+    from pipelines.ral import RayExecutor
+    from pipelines.ray_setup import init_ray
+
+    runs = expand_runs(cfg)
+    started = init_ray(runs[0].config.resources) if runs else False
+    try:
+        yield lambda _model: RayExecutor()
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def report(
+    sweep: SweepArg,
+    track: Annotated[bool, typer.Option("--track/--no-track", help="log the report to MLflow")] = True,
+) -> None:
+    """The paper's tables (markdown + HTML, CIs, best marks, paired tests vs no retrieval) and plots."""
+    from biorab.sweep import load_sweep
+    from biorab.sweep.report import write_report
+
+    cfg = load_sweep(sweep)
+    written = write_report(cfg, path=sweep, track=track)
+    for p in written:
+        typer.echo(str(p))
+
+
+def track(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory of `biorab run` or a sweep's output dir")],
+    uri: Annotated[str | None, typer.Option("--uri", help="tracking URI instead of the config's")] = None,
+) -> None:
+    """Log finished results on disk to MLflow again (after an unreachable tracking server), no compute."""
+    from biorab.tracking.replay import track_dir
+
+    uri = track_dir(run_dir, uri=uri)
+    typer.echo(f"browse: mlflow ui --backend-store-uri {uri}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)
+    app.command("sweep")(sweep)
+    app.command("report")(report)
+    app.command("track")(track)

@@ -1,0 +1,59 @@
+"""Which weights dtype ``dtype: auto`` means on this machine.
+
+bf16 halves memory and is fastest where the hardware multiplies bf16 natively (CUDA GPUs; x86 CPUs with
+avx512_bf16 or AMX). Elsewhere torch emulates bf16 matmuls and a batch of 8 ran at 29 tok/s against
+75 tok/s in float32 on an AVX2-only EPYC (docs/generation.md), so float32 is the CPU fallback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+#: cpuinfo flags that mean the CPU has bf16 matmul instructions (x86: AVX512-BF16, AMX; Arm: BF16).
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+
+_announced: set[tuple[str, str, str]] = set()
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The CPU feature flags of the first processor in `cpuinfo` (empty where the file is absent)."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in {"flags", "Features"}:  # x86 / Arm spelling
+            return frozenset(value.split())
+    return frozenset()
+
+
+def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:
+    """True when the CPU multiplies bf16 natively (cpuinfo flags, else torch's capability string)."""
+    found = cpu_flags() if flags is None else flags
+    if found:
+        return bool(found & NATIVE_BF16_FLAGS)
+    import torch
+
+    capability = str(torch.backends.cpu.get_cpu_capability()).upper()
+    return "BF16" in capability or "AMX" in capability
+
+
+def resolve_dtype(dtype: str, device: str, *, flags: frozenset[str] | None = None) -> str:
+    """`dtype` itself unless it is ``auto``: then bf16 on CUDA (fp16 without bf16 support) and on CPUs
+    with native bf16, float32 on other CPUs. The choice is printed once per process to stderr."""
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda"):
+        import torch
+
+        chosen, why = ("bfloat16", "CUDA") if torch.cuda.is_bf16_supported() else ("float16", "CUDA, no bf16")
+    elif cpu_has_native_bf16(flags):
+        chosen, why = "bfloat16", "CPU with native bf16"
+    else:
+        chosen, why = "float32", "CPU without native bf16 (avx512_bf16/AMX): bf16 would be emulated"
+    if (dtype, device, chosen) not in _announced:
+        _announced.add((dtype, device, chosen))
+        print(f"biorab: dtype auto -> {chosen} on {device} ({why})", file=sys.stderr)
+    return chosen

@@ -1,0 +1,184 @@
+"""Score a predictions file (what `biorab score` does): read rows, parse generations, score.
+
+The label set of a single-label task is the dataset's (``dataset=``), else the given ``labels``, else the
+sorted set of gold labels in the file. For triple extraction the dataset's relation set (or ``labels``) is
+handed to the parser only. Golds are checked here, where line numbers are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from biorab.errors import ConfigError, DataError, UnknownNameError
+from biorab.labels import DATASET_TASKS, LABELS, RELATIONS
+from biorab.metrics.paired import PairedComparison, compare
+from biorab.metrics.predictions_reader import ScoreRow, read_score_rows
+from biorab.metrics.score_report import ScoreReport
+from biorab.metrics.tables import check_task
+from biorab.metrics.task_scoring import score
+from biorab.metrics.triples import parse_triples
+from biorab.records import Prediction
+
+PARSER_MODES: tuple[str, ...] = ("strict_original", "robust")
+
+
+def triple_matching_for(parser: str) -> str:
+    """``original`` (``5_metrics.py``'s element comparison) with the ``strict_original`` parser, else
+    ``normalized``: the strict mode reproduces the original triple score end to end."""
+    return "original" if parser == "strict_original" else "normalized"
+
+
+def label_set(
+    task: str, rows: Sequence[ScoreRow], *, dataset: str | None = None, labels: Sequence[str] | None = None
+) -> tuple[str, ...] | None:
+    """The label set used for parsing and scoring (see the module docstring); ``None`` for triples
+    without a dataset or labels."""
+    if dataset is not None and labels is not None:
+        raise ConfigError("give either --dataset or --labels, not both", key="labels")
+    if dataset is not None:
+        if dataset not in DATASET_TASKS:
+            raise UnknownNameError("dataset", dataset, DATASET_TASKS)
+        if DATASET_TASKS[dataset] != task:
+            raise ConfigError(
+                f"dataset {dataset!r} is a {DATASET_TASKS[dataset]} dataset, not {task}", key="dataset"
+            )
+        return RELATIONS[dataset] if task == "triple_extraction" else LABELS[dataset]
+    if labels is not None:
+        cleaned = tuple(label.strip() for label in labels if label.strip())
+        if not cleaned:
+            raise ConfigError("--labels is empty", key="labels")
+        return cleaned
+    return None if task == "triple_extraction" else tuple(sorted({row.gold for row in rows}))
+
+
+def check_golds(path: Path, task: str, rows: Sequence[ScoreRow], labels: tuple[str, ...] | None) -> None:
+    """Raise `DataError` (file, line, field ``gold``) for a malformed triple or a label outside the set."""
+    for row in rows:
+        if task == "triple_extraction":
+            try:
+                parse_triples(row.gold)
+            except ValueError as e:
+                raise DataError(str(e), path=path, line=row.line, field="gold") from e
+        elif labels is not None and row.gold not in labels:
+            raise DataError(
+                f"gold label {row.gold!r} is not in the label set {list(labels)}",
+                path=path,
+                line=row.line,
+                field="gold",
+            )
+
+
+def parse_rows(
+    task: str, rows: Sequence[ScoreRow], *, parser: str, labels: Sequence[str] | None
+) -> list[Prediction]:
+    """Parse each row's generation with `biorab.parsing.parse`, attaching the row's scores if any."""
+    if parser not in PARSER_MODES:
+        raise ConfigError(
+            f"unknown parser mode {parser!r}; use one of {', '.join(PARSER_MODES)}", key="parser"
+        )
+    from biorab.parsing import parse
+
+    predictions = []
+    for row in rows:
+        prediction = parse(task, row.generation, mode=parser, labels=labels, options=row.options)
+        predictions.append(replace(prediction, scores=row.scores) if row.scores is not None else prediction)
+    return predictions
+
+
+def load_and_parse(
+    path: str | Path,
+    *,
+    task: str,
+    parser: str = "robust",
+    dataset: str | None = None,
+    labels: Sequence[str] | None = None,
+) -> tuple[list[ScoreRow], list[Prediction], tuple[str, ...] | None]:
+    """Read `path`, check its golds and parse its generations; returns rows, predictions and label set."""
+    check_task(task)
+    rows = read_score_rows(path, task=task)
+    resolved = label_set(task, rows, dataset=dataset, labels=labels)
+    check_golds(Path(path), task, rows, resolved)
+    # QA without a declared label set: the parser accepts every option letter (A-E), so an answer
+    # letter that no gold of the file happens to use is a wrong answer, not a parse failure.
+    parse_labels = None if task == "qa" and dataset is None and labels is None else resolved
+    return rows, parse_rows(task, rows, parser=parser, labels=parse_labels), resolved
+
+
+def score_file(
+    path: str | Path,
+    *,
+    task: str,
+    parser: str = "robust",
+    dataset: str | None = None,
+    labels: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> ScoreReport:
+    """Score a predictions file (JSONL rows ``{"id", "task", "gold", "generation"}``).
+
+    Raises:
+        DataError: a bad row (file and line named); ConfigError: contradictory options.
+    """
+    rows, predictions, resolved = load_and_parse(
+        path, task=task, parser=parser, dataset=dataset, labels=labels
+    )
+    golds = [row.gold for row in rows]
+    scoring_labels = None if task == "triple_extraction" else resolved
+    return score(
+        task,
+        golds,
+        predictions,
+        labels=scoring_labels,
+        n_boot=n_boot,
+        seed=seed,
+        triple_matching=triple_matching_for(parser),
+    )
+
+
+def compare_files(
+    path_a: str | Path,
+    path_b: str | Path,
+    *,
+    task: str,
+    parser: str = "robust",
+    dataset: str | None = None,
+    labels: Sequence[str] | None = None,
+    metric: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> PairedComparison:
+    """Paired comparison of two predictions files over the same ids with the same golds (B minus A)."""
+    rows_a, preds_a, labels_a = load_and_parse(
+        path_a, task=task, parser=parser, dataset=dataset, labels=labels
+    )
+    rows_b, preds_b, _ = load_and_parse(path_b, task=task, parser=parser, dataset=dataset, labels=labels)
+    by_id = {row.id: (row, pred) for row, pred in zip(rows_b, preds_b, strict=True)}
+    missing = [row.id for row in rows_a if row.id not in by_id]
+    if missing or len(rows_a) != len(rows_b):
+        extra = sorted(set(by_id) - {row.id for row in rows_a})
+        raise DataError(
+            f"the files hold different ids: only in A {missing[:5]}, only in B {extra[:5]}", path=path_b
+        )
+    aligned_b = []
+    for row in rows_a:
+        other, prediction = by_id[row.id]
+        if other.gold != row.gold:
+            raise DataError(f"id {row.id!r}: gold differs from line {row.line} of {path_a}", path=path_b,
+                            line=other.line, field="gold")  # fmt: skip
+        aligned_b.append(prediction)
+    golds = [row.gold for row in rows_a]
+    # Same golds, so both files resolve to the same label set.
+    scoring_labels = None if task == "triple_extraction" else labels_a
+    return compare(
+        task,
+        golds,
+        preds_a,
+        aligned_b,
+        metric=metric,
+        labels=scoring_labels,
+        n_boot=n_boot,
+        seed=seed,
+        triple_matching=triple_matching_for(parser),
+    )

@@ -1,0 +1,73 @@
+"""Read a sweep's finished cells back from disk (``summary.json`` of each run) with their sweep axes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biorab.sweep.config import SweepConfig
+from biorab.sweep.expand import expand_cells, expand_runs
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """One finished cell: its axes, its headline metric, all metrics and its predictions file."""
+
+    model: str
+    dataset: str
+    task: str
+    retriever: str  # the sweep's retriever profile name (``none`` for no retrieval)
+    testbed: str
+    rate: float | None
+    method: str
+    seed: int
+    metric: str
+    metrics: dict[str, dict[str, float | None]]
+    predictions: Path
+    n: int
+
+    @property
+    def corpus(self) -> str:
+        """``labeled``, ``counterfactual (20%)``, ``none``...: the row label of the paper's Table 2."""
+        if self.rate is None:
+            return self.testbed
+        return f"{self.testbed} ({self.rate * 100:g}%)"
+
+    def value(self, name: str | None = None) -> dict[str, float | None] | None:
+        return self.metrics.get(name or self.metric)
+
+
+def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list[CellRecord], list[str]]:
+    """Every finished cell of the sweep, and the runs that have no results yet."""
+    from biorab.metrics.task_scoring import PRIMARY_METRIC
+
+    axes = {(c.model, c.seed, c.dataset.name, c.dataset.split, c.retrieval.model_dump_json()): c
+            for c in expand_cells(sweep, path=path)}
+    records, missing = [], []
+    for run in expand_runs(sweep, path=path):
+        summary = run.config.run_dir() / "summary.json"
+        if not summary.is_file():
+            missing.append(run.config.name)
+            continue
+        by_id = {c.cell_id: c for c in run.config.cells()}
+        for cell in json.loads(summary.read_text(encoding="utf-8"))["cells"]:
+            spec = by_id.get(cell["cell_id"])
+            if spec is None or cell.get("task") not in PRIMARY_METRIC:
+                continue  # a cell of an older config, or a DrugMech cell (reported in the run's report.md)
+            sweep_cell = axes.get((run.model, run.config.seed, spec.dataset.name, spec.dataset.split,
+                                   spec.retrieval.model_dump_json()))
+            records.append(_record(run.model, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC))
+    return records, missing
+
+
+def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: Any,
+            primary: dict[str, str]) -> CellRecord:
+    r = spec.retrieval
+    fallback = r.retriever if r.retrieves else "none"
+    return CellRecord(model=model, dataset=cell["dataset"], task=cell["task"],
+                      retriever=sweep_cell.retriever if sweep_cell else fallback,
+                      testbed=r.testbed, rate=r.rate, method=sweep_cell.method if sweep_cell else "none",
+                      seed=seed, metric=primary[cell["task"]], metrics=cell["metrics"],
+                      predictions=Path(cell["predictions"]), n=int(cell["n"]))

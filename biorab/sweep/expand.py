@@ -1,0 +1,191 @@
+"""Expand a `SweepConfig` into cells, then into the `ExperimentConfig`s that `biorab run` runs.
+
+A run has one backend and one seed, and its cells are the product (datasets × retrieval settings), so the
+cells of one (model, seed) are grouped into rectangles: datasets that share the same set of retrieval
+settings form one `ExperimentConfig`. Retrieval settings are ordered by prompt prefix (template, retriever,
+testbed, rate), so that rows whose prompts share an instruction run next to each other (vLLM's prefix
+cache); the runner keeps config order (dataset-major).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biorab.config_loading import validate_mapping
+from biorab.errors import ConfigError
+from biorab.experiment import DatasetSpec, ExperimentConfig, RetrievalSpec
+from biorab.generation.base import stable_digest
+from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    """One cell of the sweep: a model profile, a seed, a dataset slice and a retrieval setting."""
+
+    model: str
+    seed: int
+    dataset: DatasetSpec
+    retriever: str
+    method: str
+    retrieval: RetrievalSpec
+
+    def axes(self) -> dict[str, Any]:
+        """The cell's value on every axis (what ``exclude`` entries and the report match on)."""
+        r = self.retrieval
+        return {"model": self.model, "dataset": self.dataset.name, "retriever": self.retriever,
+                "testbed": r.testbed, "rate": r.rate, "method": self.method, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One `ExperimentConfig` of the sweep and the model profile it runs."""
+
+    model: str
+    config: ExperimentConfig
+
+
+def expand_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> list[SweepCell]:
+    """Every cell of every matrix block, in block order, without excluded or duplicate cells."""
+    seen: set[tuple[Any, ...]] = set()
+    cells: list[SweepCell] = []
+    for b, block in enumerate(sweep.matrix):
+        for cell in _block_cells(sweep, b, block, path):
+            key = (cell.model, cell.seed, cell.dataset, cell.retrieval.model_dump_json())
+            excludes = (*sweep.exclude, *block.exclude)
+            if key in seen or any(_matches(cell.axes(), e) for e in excludes):
+                continue
+            seen.add(key)
+            cells.append(cell)
+    return cells
+
+
+def _block_cells(sweep: SweepConfig, b: int, block: MatrixBlock, path: str | Path | None) -> list[SweepCell]:
+    retrievers = sweep.all_retrievers()
+    out = []
+    for model in block.models:
+        for seed in block.seeds:
+            for ds in block.datasets:
+                for rname in block.retrievers:
+                    for method in block.methods:
+                        for data in _settings(retrievers[rname], block, method):
+                            spec = validate_mapping(RetrievalSpec, data, path=path, key_prefix=f"matrix.{b}")
+                            out.append(SweepCell(model, seed, ds, rname, method, spec))
+    return out
+
+
+def _settings(profile: RetrieverProfile, block: MatrixBlock, method: str) -> list[dict[str, Any]]:
+    """The retrieval entries of one retriever profile on the block's testbeds and rates."""
+    extra = {} if method == "none" else {"method": method}  # validated by RetrievalSpec (the methods branch)
+    if not profile.retrieves:
+        return [{"testbed": "none", "template": profile.template or "noexample", **extra}]
+    base = profile.model_dump(exclude={"template"})
+    out = []
+    for testbed in block.testbeds:
+        rates: tuple[float | None, ...] = block.rates if testbed == "counterfactual" else (None,)
+        template = "negative_awareness" if testbed == "negative_awareness" else profile.template or "default"
+        for rate in rates:
+            out.append({**base, "testbed": testbed, "rate": rate, "template": template, **extra})
+    return out
+
+
+def _matches(axes: dict[str, Any], entry: dict[str, Any]) -> bool:
+    """Whether a cell's axes match an ``exclude`` entry (a list value matches any of its items)."""
+    for key, want in entry.items():
+        options = want if isinstance(want, list | tuple) else [want]
+        if axes[key] not in options:
+            return False
+    return True
+
+
+def prefix_key(spec: RetrievalSpec) -> tuple[str, str, str, float]:
+    """Order of retrieval settings in a run: prompts that share a template (the instruction, the prompt's
+    prefix) run together, then those that share a retriever and a corpus."""
+    return (spec.template, spec.retriever if spec.retrieves else "", spec.testbed, spec.rate or 0.0)
+
+
+def expand_runs(sweep: SweepConfig, *, path: str | Path | None = None) -> list[SweepRun]:
+    """The `ExperimentConfig`s of the sweep: one per (model, seed, set of retrieval settings), model by
+    model in matrix order. Each is validated like a run config; errors name the sweep file and key."""
+    cells = expand_cells(sweep, path=path)
+    groups: dict[tuple[str, int], dict[DatasetSpec, list[RetrievalSpec]]] = {}
+    for cell in cells:
+        groups.setdefault((cell.model, cell.seed), {}).setdefault(cell.dataset, []).append(cell.retrieval)
+    for name in _drugmech_models(sweep):
+        for seed in _seeds_of(sweep, name):
+            groups.setdefault((name, seed), {})
+    multi_seed = len({seed for _, seed in groups}) > 1
+    runs: list[SweepRun] = []
+    for (model, seed), by_dataset in groups.items():
+        rects: dict[str, tuple[tuple[RetrievalSpec, ...], list[DatasetSpec]]] = {}
+        for ds, specs in by_dataset.items():
+            ordered = tuple(sorted(specs, key=prefix_key))
+            key = stable_digest([s.model_dump(mode="json") for s in ordered])[:6]
+            rects.setdefault(key, (ordered, []))[1].append(ds)
+        base = _run_name(model, seed if multi_seed else None)
+        entries: list[tuple[str, tuple[tuple[RetrievalSpec, ...], list[DatasetSpec]]]] = list(rects.items())
+        for i, (key, (ordered_specs, datasets)) in enumerate(entries or [("", ((), []))]):
+            name = base if len(rects) <= 1 else f"{base}__{key}"
+            drugmech = sweep.drugmech if i == 0 and model in _drugmech_models(sweep) else None
+            config = _experiment(sweep, model, seed, name, datasets, ordered_specs, drugmech, path)
+            runs.append(SweepRun(model, config))
+    return runs
+
+
+def _drugmech_models(sweep: SweepConfig) -> list[str]:
+    if sweep.drugmech is None:
+        return []
+    return list(dict.fromkeys(m for block in sweep.matrix for m in block.models))
+
+
+def _seeds_of(sweep: SweepConfig, model: str) -> list[int]:
+    return list(dict.fromkeys(s for block in sweep.matrix if model in block.models for s in block.seeds))
+
+
+def _run_name(model: str, seed: int | None) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)
+    return name if seed is None else f"{name}__s{seed}"
+
+
+def _experiment(
+    sweep: SweepConfig,
+    model: str,
+    seed: int,
+    name: str,
+    datasets: list[DatasetSpec],
+    specs: tuple[RetrievalSpec, ...],
+    drugmech: dict[str, Any] | None,
+    path: str | Path | None,
+) -> ExperimentConfig:
+    profile = sweep.all_models()[model]
+    data: dict[str, Any] = {
+        "name": name,
+        "output_dir": str(Path(sweep.output_dir) / sweep.name),
+        "data_dir": sweep.data_dir,
+        "seed": seed,
+        "datasets": [d.model_dump() for d in datasets],
+        "retrieval": [s.model_dump(mode="json") for s in specs] or [{"testbed": "none"}],
+        "backend": {"name": profile.backend, "params": profile.backend_params()},
+        "sampling": sweep.sampling.model_dump(),
+        "parser": sweep.parser,
+        "n_boot": sweep.n_boot,
+        "resources": _merge(sweep.resources, profile.resources),
+        "tracking": sweep.tracking.model_dump(),
+    }
+    if drugmech is not None:
+        data["drugmech"] = drugmech
+    try:
+        return validate_mapping(ExperimentConfig, data, path=path, key_prefix=f"models.{model}")
+    except ConfigError as e:
+        raise ConfigError(f"{e} (run {name!r} of model profile {model!r})", path=None) from e
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`, one level of nested mappings deep (``llm: {pool_size: 2}`` keeps the rest)."""
+    out = dict(base)
+    for key, value in over.items():
+        nested = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = {**out[key], **value} if nested else value
+    return out

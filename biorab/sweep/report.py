@@ -1,0 +1,87 @@
+"""`write_report`: a sweep's results as the paper's tables (``report/report.md`` and a static
+``report/report.html``) and plots, beside the outputs, and logged on the sweep's MLflow parent run."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from biorab.sweep.collect import CellRecord, collect
+from biorab.sweep.config import SweepConfig
+from biorab.sweep.significance import Significance, versus_baselines
+from biorab.sweep.tables import build_tables, to_html, to_markdown
+
+LEGEND = ("Headline metric ×100 with its 95% bootstrap CI; **bold**: best in column; `*`: differs from the "
+          "same LLM without retrieval (paired bootstrap on the same instances, Holm-corrected over this "
+          "report, p < 0.05).")
+CSS = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}"
+       "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}td.best{font-weight:bold;"
+       "text-decoration:underline}img{max-width:48%;margin:4px}")
+
+
+def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: bool = True) -> list[Path]:
+    """Write the report files (markdown, HTML, plots); returns their paths."""
+    cells, missing = collect(sweep, path=path)
+    out = sweep.sweep_dir() / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    sig = versus_baselines(cells, n_boot=sweep.n_boot, seed=0) if cells else {}
+    plots = _plots(cells, out)
+    md = out / "report.md"
+    md.write_text(_markdown(sweep, cells, sig, missing, plots), encoding="utf-8")
+    page = out / "report.html"
+    page.write_text(_html(sweep, cells, sig, missing, plots), encoding="utf-8")
+    files = [md, page, *plots]
+    if track and sweep.tracking.enabled:
+        _log_on_parent(sweep, files)
+    return files
+
+
+def _plots(cells: list[CellRecord], out: Path) -> list[Path]:
+    try:
+        from biorab.sweep.plots import all_plots
+    except ImportError:  # matplotlib missing: tables only (install the `report` extra)
+        return []
+    return all_plots(cells, out) if cells else []
+
+
+def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
+              missing: list[str], plots: list[Path]) -> str:
+    parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", LEGEND + "\n"]
+    if missing:
+        parts.append(f"Runs without results yet: {', '.join(missing)}\n")
+    parts += [to_markdown(g) for g in build_tables(cells, sig)]
+    parts += [f"![{p.stem}]({p.name})" for p in plots]
+    return "\n".join(parts) + "\n"
+
+
+def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
+          missing: list[str], plots: list[Path]) -> str:
+    body = [f"<h1>Sweep {html.escape(sweep.name)}: {len(cells)} cells</h1>",
+            f"<p>{html.escape(LEGEND.replace('**', '').replace('`', ''))}</p>"]
+    if missing:
+        body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
+    body += [to_html(g) for g in build_tables(cells, sig)]
+    body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots]
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(sweep.name)}</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _log_on_parent(sweep: SweepConfig, files: list[Path]) -> None:
+    """Log the report files on the sweep's parent run (found by its key; none yet: nothing to log to)."""
+    from biorab.tracking.experiment import parent_key
+    from biorab.tracking.preflight import check_server, resolve_uri
+    from biorab.tracking.runs import KEY, find_runs
+
+    uri = resolve_uri(sweep.tracking.uri, sweep.sweep_dir())
+    check_server(uri)
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name(sweep.tracking.experiment or sweep.name)
+    if experiment is None:
+        return
+    key = parent_key("sweep", sweep.name, sweep.sweep_dir())
+    runs = find_runs(client, str(experiment.experiment_id), KEY, key)
+    for run in runs[:1]:
+        for f in files:
+            client.log_artifact(run.info.run_id, str(f), "report")

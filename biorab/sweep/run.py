@@ -1,0 +1,185 @@
+"""`run_sweep`: every run of a sweep, model by model, in one Ray job, tracked as one MLflow parent.
+
+    expand ─▶ check every run (errors before launch) ─▶ open MLflow (parent + every cell, RUNNING)
+    ─▶ one Ray init ─▶ for each model group: `run_experiment` (resume, caches) ─▶ log its cells
+    ─▶ report (tables, plots) ─▶ parent FINISHED
+
+Each model is loaded once per worker: its cells run in one `run_experiment` (one LLM actor pool) before the
+next model starts. Within a run, cells are ordered by prompt prefix (`biorab.sweep.expand.prefix_key`).
+Output layout is `biorab run`'s (``<output_dir>/<sweep>/<run>/cells/...``), so resume and caches work alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from biorab.errors import TrackingError
+from biorab.sweep.config import SweepConfig
+from biorab.sweep.expand import SweepRun, expand_runs
+
+SWEEP_FILE = "sweep.yaml"
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: its runs' results, totals, and where everything is."""
+
+    sweep_dir: Path
+    runs: list[Any] = field(default_factory=list)  # biorab.runner.run.RunResult
+    cells: int = 0
+    generated: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    tracking_uri: str | None = None
+    tracking_error: str | None = None
+
+
+def prepare_sweep(sweep: SweepConfig, *, path: str | Path | None, limit: int | None) -> list[SweepRun]:
+    """The sweep's runs, each checked like `biorab validate` (names, params, splits) before any work."""
+    from biorab.runner.validate import check_experiment
+
+    runs = [SweepRun(r.model, r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
+    for run in runs:
+        check_experiment(run.config, path=path)
+    return runs
+
+
+def run_sweep(
+    sweep: SweepConfig,
+    *,
+    path: str | Path | None = None,
+    resume: bool = True,
+    executor_for: Callable[[str], Any] | None = None,
+    limit: int | None = None,
+    echo: Callable[[str], None] | None = None,
+    backends: dict[str, Any] | None = None,
+) -> SweepResult:
+    """Run every cell of `sweep`.
+
+    Args:
+        executor_for: model profile → the executor of its run (the edge passes `pipelines.ral.RayExecutor`
+            and starts one Ray for the whole sweep; default: in-process).
+        backends: model profile → an already built backend, for in-process tests.
+    """
+    say = echo or (lambda _m: None)
+    runs = prepare_sweep(sweep, path=path, limit=limit)
+    out = SweepResult(sweep.sweep_dir())
+    out.sweep_dir.mkdir(parents=True, exist_ok=True)
+    (out.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(sweep.model_dump(mode="json"), sort_keys=False))
+    tracking = _start_tracking(sweep, out.sweep_dir, runs) if sweep.tracking.enabled else None
+    key = _parent_key(sweep, out.sweep_dir)
+    try:
+        for run in runs:
+            say(f"model {run.model}: run {run.config.name}, {len(run.config.cells())} cells")
+            executor = _executor(run.model, executor_for, backends)
+            _add(out, _run_one(run, resume=resume, executor=executor, tracking=tracking, key=key))
+    except BaseException:
+        if tracking is not None:
+            tracking.fail()
+        raise
+    if tracking is not None:
+        _finish_tracking(sweep, tracking, out)
+    return out
+
+
+def _executor(model: str, executor_for: Callable[[str], Any] | None,
+              backends: dict[str, Any] | None) -> Any:
+    from biorab.runner.local import LocalExecutor
+
+    backend = backends.get(model) if backends else None
+    if backend is not None or executor_for is None:
+        return LocalExecutor(backend)
+    return executor_for(model)
+
+
+def _run_one(run: SweepRun, *, resume: bool, executor: Any, tracking: Any, key: str) -> Any:
+    from biorab.runner import run_experiment
+    from biorab.sweep.throughput import record_throughput
+    from biorab.tracking.experiment import model_digest
+
+    start = time.monotonic()
+    progress = tracking.progress(None) if tracking is not None else None
+    result = run_experiment(run.config, executor=executor, resume=resume, progress=progress, track=False)
+    record_throughput(result.run_dir, model_digest=model_digest(run.config), generated=result.stats.generated,
+                      wall_s=time.monotonic() - start,
+                      mean_completion_tokens=_fresh_completion_tokens(result))
+    if tracking is not None:  # the model's cells are scored: log them now, not at the end of the sweep
+        from biorab.tracking.experiment import log_results
+
+        log_results(tracking, key, run.config, result.cells, result.run_dir)
+    return result
+
+
+def _parent_key(sweep: SweepConfig, sweep_dir: Path) -> str:
+    from biorab.tracking.experiment import parent_key
+
+    return parent_key("sweep", sweep.name, sweep_dir)
+
+
+def _fresh_completion_tokens(result: Any) -> float:
+    """Mean completion tokens of the run's freshly generated rows (not read from the cache)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    total, n = 0, 0
+    for cell in result.cells:
+        table = pq.read_table(cell.predictions_path, columns=["gen_completion_tokens", "gen_cached"])
+        fresh = table.filter(pc.invert(pc.fill_null(table["gen_cached"], True)))
+        total += int(pc.sum(fresh["gen_completion_tokens"]).as_py() or 0)
+        n += fresh.num_rows
+    return total / n if n else 0.0
+
+
+def _add(out: SweepResult, result: Any) -> None:
+    out.runs.append(result)
+    out.cells += len(result.cells)
+    out.generated += result.stats.generated
+    out.cache_hits += result.stats.generation_cache_hits
+    out.failures += result.stats.generation_failures
+
+
+def _start_tracking(sweep: SweepConfig, sweep_dir: Path, runs: list[SweepRun]) -> Any:
+    """The sweep's parent (the sweep config as params) and a child per cell of every run (RUNNING)."""
+    from biorab.runner.experiment_source import experiment_sources
+    from biorab.tracking.cells import cell_entry
+    from biorab.tracking.experiment import model_digest
+    from biorab.tracking.flatten import mlflow_params
+    from biorab.tracking.live import LiveTracking, provenance_tags
+    from biorab.tracking.mlflow_tracker import artifact_root
+    from biorab.tracking.preflight import resolve_uri
+
+    uri = resolve_uri(sweep.tracking.uri, sweep_dir)
+    key = _parent_key(sweep, sweep_dir)
+    tracking = LiveTracking.start(
+        results_dir=sweep_dir, uri=uri, experiment=sweep.tracking.experiment or sweep.name,
+        artifact_location=artifact_root(uri, sweep_dir), parent_key=key, parent_name=sweep.name,
+        params=mlflow_params(sweep.model_dump(mode="json", exclude={"throughput"})),
+        tags={"biorab.kind": "sweep", **provenance_tags()})
+    entries = []
+    for run in runs:
+        cells_dir = run.config.run_dir() / "cells"
+        plans = [s.plan for source in experiment_sources() for s in source.plan(run.config, cells_dir)]
+        digest = model_digest(run.config)
+        entries += [cell_entry(run.config, p, key, model=run.model, model_digest=digest,
+                               method=getattr(p.retrieval, "method", "none")) for p in plans]
+    tracking.start_cells(entries)
+    return tracking
+
+
+def _finish_tracking(sweep: SweepConfig, tracking: Any, out: SweepResult) -> None:
+    """Write the report beside the outputs, log it (tables and plots) on the parent, end the parent."""
+    from biorab.sweep.report import write_report
+
+    files = write_report(sweep, track=False)
+    artifacts: list[tuple[Path, str | None]] = [(out.sweep_dir / SWEEP_FILE, None)]
+    artifacts += [(f, "report") for f in files]
+    try:
+        out.tracking_uri = tracking.finish(artifacts)
+    except TrackingError as e:
+        out.tracking_error = str(e)

@@ -1,0 +1,82 @@
+"""Paired significance of every cell against its no-retrieval baseline, Holm-corrected over the report.
+
+The baseline of a cell is the cell of the same model, seed and dataset with retriever ``none``; both
+predicted the same instances, so the test is paired (bootstrap on shared resamples, and McNemar; see
+`biorab.metrics.paired`). Holm's step-down correction controls the family-wise error over all comparisons
+of one report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from biorab.records import Prediction
+from biorab.sweep.collect import CellRecord
+
+
+@dataclass(frozen=True)
+class Significance:
+    """A cell versus its baseline: delta of the headline metric, raw and Holm-adjusted p-values."""
+
+    delta: float
+    p_value: float
+    p_holm: float
+    mcnemar_p: float
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-adjusted p-values, in input order.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = round(running, 12)
+    return adjusted
+
+
+def baseline_of(cell: CellRecord, cells: list[CellRecord]) -> CellRecord | None:
+    if cell.retriever == "none":
+        return None
+    return next((c for c in cells if c.retriever == "none" and c.model == cell.model and c.seed == cell.seed
+                 and c.dataset == cell.dataset and c.method == "none"), None)
+
+
+def versus_baselines(cells: list[CellRecord], *, n_boot: int, seed: int = 0
+                           ) -> dict[int, Significance]:
+    """Index of a cell in `cells` → its test against its baseline (cells without one are left out)."""
+    from biorab.labels import LABELS
+    from biorab.metrics.paired import compare
+    from biorab.metrics.predictions_scoring import triple_matching_for
+
+    raw: dict[int, tuple[float, float, float]] = {}
+    for i, cell in enumerate(cells):
+        base = baseline_of(cell, cells)
+        if base is None:
+            continue
+        golds, preds_a, preds_b = _aligned(base, cell)
+        result = compare(cell.task, golds, preds_a, preds_b, metric=cell.metric,
+                         labels=LABELS.get(cell.dataset), n_boot=n_boot, seed=seed,
+                         triple_matching=triple_matching_for("robust"))
+        raw[i] = (result.delta, result.p_value if result.p_value is not None else 1.0, result.mcnemar.p_value)
+    adjusted = holm([p for _, p, _ in raw.values()])
+    pairs = zip(raw.items(), adjusted, strict=True)
+    return {i: Significance(d, p, adj, mc) for (i, (d, p, mc)), adj in pairs}
+
+
+def _aligned(base: CellRecord, cell: CellRecord) -> tuple[list[str], list[Prediction], list[Prediction]]:
+    """Golds and both prediction lists on the instances both cells have (the same slice, in order)."""
+    import pyarrow.parquet as pq
+
+    from biorab.runner.rows import row_prediction
+
+    rows_a = {r["id"]: r for r in pq.read_table(base.predictions).to_pylist()}
+    rows_b = pq.read_table(cell.predictions).to_pylist()
+    shared = [r for r in rows_b if r["id"] in rows_a]
+    return ([r["label"] for r in shared], [row_prediction(rows_a[r["id"]]) for r in shared],
+            [row_prediction(r) for r in shared])

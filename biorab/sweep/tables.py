@@ -1,0 +1,129 @@
+"""The paper's table shapes from a sweep's cells, as a neutral grid rendered to markdown and HTML.
+
+- Table 1 shape (`by_retriever`): rows (LLM, retriever) over the labeled corpus and no retrieval,
+  columns datasets.
+- Table 2 shape (`by_corpus`): rows (LLM, corpus: unlabeled, counterfactual x%, diverse, labeled, none),
+  columns datasets.
+- Table 3 shape (`awareness`): rows (LLM, dataset), true and false negative-awareness rates.
+
+A cell shows the headline metric ×100 with its 95% CI; the best value of a column is bold (underlined in
+the paper); ``*`` marks a significant difference from the same LLM without retrieval (paired bootstrap,
+Holm-corrected, p < 0.05), ``†`` a cell whose baseline is missing from the sweep.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from biorab.sweep.collect import CellRecord
+from biorab.sweep.significance import Significance
+
+ALPHA = 0.05
+AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
+
+
+@dataclass
+class Grid:
+    """A table: a title, column names, rows of (row label, cells); a cell is (value, text)."""
+
+    title: str
+    columns: list[str]
+    rows: list[tuple[str, list[tuple[float | None, str]]]] = field(default_factory=list)
+    note: str = ""
+
+    def best(self) -> list[float | None]:
+        """The best value of each column (ties all marked)."""
+        out = []
+        for j in range(len(self.columns)):
+            values = [v for _, cells in self.rows if (v := cells[j][0]) is not None]
+            out.append(max(values) if values else None)
+        return out
+
+
+def _fmt(cell: CellRecord, name: str | None, sig: Significance | None) -> tuple[float | None, str]:
+    v = cell.value(name)
+    if v is None or v.get("value") is None:
+        return None, "n/a"
+    value = float(v["value"] or 0.0)
+    text = f"{value * 100:.2f}"
+    if v.get("ci_low") is not None and v.get("ci_high") is not None:
+        text += f" [{float(v['ci_low'] or 0) * 100:.1f}, {float(v['ci_high'] or 0) * 100:.1f}]"
+    if sig is not None and sig.p_holm < ALPHA:
+        text += "*"
+    return value, text
+
+
+def _table(title: str, cells: list[CellRecord], sig: dict[int, Significance], ids: dict[int, int],
+           label: Callable[[CellRecord], str]) -> Grid:
+    """Rows labelled by `label(cell)` (first-seen order), columns datasets (first-seen order)."""
+    datasets = list(dict.fromkeys(c.dataset for c in cells))
+    rows: dict[str, dict[str, tuple[float | None, str]]] = {}
+    for c in cells:
+        rows.setdefault(label(c), {})[c.dataset] = _fmt(c, None, sig.get(ids[id(c)]))
+    grid = Grid(title, datasets)
+    for name, by_ds in rows.items():
+        grid.rows.append((name, [by_ds.get(d, (None, "")) for d in datasets]))
+    return grid
+
+
+def build_tables(cells: list[CellRecord], sig: dict[int, Significance]) -> list[Grid]:
+    """The report's tables (only those the sweep has cells for)."""
+    ids = {id(c): i for i, c in enumerate(cells)}
+    grids = []
+    t1 = [c for c in cells if c.testbed in ("labeled", "none") and c.method == "none"]
+    if any(c.retriever != "none" for c in t1):
+        grids.append(_table("Table 1 shape: LLM × retriever (labeled corpus), headline metric ×100 [95% CI]",
+                            t1, sig, ids, lambda c: f"{c.model} / {c.retriever}"))
+    other = [c for c in cells if c.testbed not in ("labeled", "none", "negative_awareness")]
+    if other:
+        models = {c.model for c in other}
+        t2 = [c for c in cells if c.model in models and c.testbed != "negative_awareness"
+              and (c.testbed != "labeled" or c.retriever in {o.retriever for o in other})]
+        grids.append(_table("Table 2 shape: corpus settings (Testbeds 1-3), headline metric ×100 [95% CI]",
+                            sorted(t2, key=_corpus_order), sig, ids,
+                            lambda c: f"{c.model} / {c.retriever} / {c.corpus}"))
+    methods = [c for c in cells if c.method != "none"]
+    if methods:
+        grids.append(_table("Tables 4-5 shape: methods", methods, sig, ids,
+                            lambda c: f"{c.model} / {c.method} / {c.corpus}"))
+    aware = [c for c in cells if any(m in c.metrics for m in AWARENESS)]
+    if aware:
+        grids.append(_awareness(aware))
+    return grids
+
+
+def _corpus_order(c: CellRecord) -> tuple[str, int, float]:
+    order = ["unlabeled", "counterfactual", "diverse", "labeled", "none"]
+    return (c.model, order.index(c.testbed) if c.testbed in order else 9, c.rate or 0.0)
+
+
+def _awareness(cells: list[CellRecord]) -> Grid:
+    grid = Grid("Table 3 shape: negative awareness (Testbed 4), rate ×100 [95% CI]",
+                ["true negative awareness", "false negative awareness"])
+    for c in cells:
+        grid.rows.append((f"{c.model} / {c.dataset}", [_fmt(c, m, None) for m in AWARENESS]))
+    return grid
+
+
+def to_markdown(grid: Grid) -> str:
+    best = grid.best()
+    lines = [f"### {grid.title}", "", "| | " + " | ".join(grid.columns) + " |",
+             "|---|" + "---|" * len(grid.columns)]
+    for name, row in grid.rows:
+        texts = [f"**{t}**" if v is not None and v == best[j] else t for j, (v, t) in enumerate(row)]
+        lines.append(f"| {name} | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + ("\n\n" + grid.note if grid.note else "") + "\n"
+
+
+def to_html(grid: Grid) -> str:
+    best = grid.best()
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
+    body = []
+    for name, row in grid.rows:
+        tds = "".join(f"<td class='best'>{html.escape(t)}</td>" if v is not None and v == best[j]
+                      else f"<td>{html.escape(t)}</td>" for j, (v, t) in enumerate(row))
+        body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
+    return (f"<h3>{html.escape(grid.title)}</h3>\n<table><tr><th></th>{head}</tr>\n" + "\n".join(body)
+            + "</table>\n")

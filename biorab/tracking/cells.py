@@ -1,0 +1,143 @@
+"""What a cell's MLflow child run holds: its own setting (params and tags, so the compare view's "diff only"
+shows where cells differ), its metrics with CI bounds grouped apart, its dataset inputs, its predictions as a
+table and its corruption ledger."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from biorab.cells import CellPlan, CellResult
+from biorab.experiment import ExperimentConfig
+from biorab.tracking.session import TABLE_ROWS, CellEntry
+
+
+def cell_key(parent_key: str, plan: CellPlan) -> str:
+    """Stable across reruns and resumes: the cell id digests everything that determines its rows."""
+    return f"{parent_key}/{plan.cell_id}"
+
+
+def cell_setting(config: ExperimentConfig, plan: CellPlan, *, model: str | None = None,
+                 method: str = "none") -> dict[str, str]:
+    """The cell's own setting: model, dataset, testbed, rate, retriever, k, template, method, seed..."""
+    backend = config.backend
+    out = {"model": model or str(backend.params.get("model", backend.name)), "backend": backend.name,
+           "model_id": str(backend.params.get("model", "")), "dataset": plan.dataset, "split": plan.split,
+           "task": plan.task, "seed": str(config.seed), "parser": plan.parser, "method": method}
+    if plan.source != "biorab":  # another experiment kind: its own description of the cell
+        out.update(source_setting(plan.info))
+        return out
+    r = plan.retrieval
+    out.update(testbed=r.testbed, rate="" if r.rate is None else f"{r.rate:g}", template=r.template,
+               retriever=r.retriever if r.retrieves else "none")
+    if r.retrieves:
+        out.update(k=str(r.k), keep_ties=str(r.keep_ties), dedupe=str(r.dedupe),
+                   encoder=str(r.params.get("encoder", "")), awareness_probe=str(r.probes))
+    return out
+
+
+def source_setting(info: Any) -> dict[str, str]:
+    """An experiment source's description of a cell (a dataclass, e.g. the DrugMech query file, world and
+    run) as string params; nothing for other kinds of description."""
+    if not dataclasses.is_dataclass(info) or isinstance(info, type):
+        return {}
+    return {k: "" if v is None else str(v) for k, v in dataclasses.asdict(info).items()}
+
+
+def cell_entry(config: ExperimentConfig, plan: CellPlan, parent_key: str, *, model: str | None = None,
+               method: str = "none", model_digest: str = "", run_name: str = "") -> CellEntry:
+    setting = cell_setting(config, plan, model=model, method=method)
+    tags = {**setting, "cell_id": plan.cell_id, "model_digest": model_digest, "biorab.run_name": run_name
+            or config.name, "corpus": _corpus(plan)}
+    return CellEntry(cell_key(parent_key, plan), f"{setting['model']}/{plan.label}", setting, tags,
+                     dataset_inputs(config, plan))
+
+
+def _corpus(plan: CellPlan) -> str:
+    r = plan.retrieval
+    return r.testbed + (f"@{r.rate:g}" if r.rate is not None else "")
+
+
+def cell_metrics(result: CellResult) -> dict[str, float]:
+    """``{"f1": .., "ci_low/f1": .., "ci_high/f1": .., "n": ..}``: CI bounds under their own prefixes, so
+    the UI groups them apart and shows each metric as one chart, not three."""
+    out: dict[str, float] = {"n": float(result.n), "parse_failures": float(result.parse_failures),
+                             "generation_failures": float(result.generation_failures)}
+    if "n_incomplete" in result.extra:
+        out["n_incomplete"] = float(result.extra["n_incomplete"])
+    if result.incomplete:  # metrics over a partial cell (failed rows) are not measurements: kept out
+        return out
+    for name, value in result.metrics.items():
+        key = name.replace("@", "_at_")
+        for prefix, field_ in (("", "value"), ("ci_low/", "ci_low"), ("ci_high/", "ci_high")):
+            number = value.get(field_)
+            if number is not None:
+                out[prefix + key] = float(number)
+    return out
+
+
+def ci_tags(result: CellResult) -> dict[str, str]:
+    """``{"ci.f1": "0.830 [0.780, 0.880]"}``: value and interval readable in the runs table; an incomplete
+    cell gets ``{"incomplete": "true"}`` instead."""
+    if result.incomplete:
+        return {"incomplete": "true"}
+    out = {"incomplete": "false"}  # overwrites the tag of an earlier, incomplete attempt of the cell
+    for name, v in result.metrics.items():
+        if v.get("value") is not None and v.get("ci_low") is not None and v.get("ci_high") is not None:
+            out[f"ci.{name}"] = f"{v['value']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+    return out
+
+
+def predictions_table(path: Path) -> dict[str, list[Any]]:
+    """The first `TABLE_ROWS` predictions as columns the UI previews (id, gold, prediction, ok, output)."""
+    import pyarrow.parquet as pq
+
+    cols = ["id", "label", "pred_label", "pred_ok", "gen_text", "gen_error"]
+    table = pq.read_table(path, columns=cols).slice(0, TABLE_ROWS).to_pydict()
+    return {"id": table["id"], "gold": table["label"], "prediction": table["pred_label"],
+            "parsed": table["pred_ok"], "output": [(t or "")[:300] for t in table["gen_text"]],
+            "error": table["gen_error"]}
+
+
+def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Path | None:
+    """The corruption ledger of the cell's corpus (which items were corrupted, and how), as JSONL; ``None``
+    for cells without retrieval. Rebuilt from (testbed, dataset, rate, seed): corpora are deterministic."""
+    from biorab.corpora import build_corpus
+
+    r = plan.retrieval
+    if not r.retrieves:
+        return None
+    rate = "" if r.rate is None else f"-{r.rate:g}"
+    path = out_dir / "ledgers" / f"{plan.dataset}-{r.testbed}{rate}-seed{plan.seed}.jsonl"
+    if not path.is_file():
+        _corpus_, ledger = build_corpus(r.testbed, plan.dataset, rate=r.rate, seed=plan.seed,
+                                        data_dir=plan.data_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(ledger.to_jsonl())
+    return path
+
+
+def dataset_inputs(config: ExperimentConfig, plan: CellPlan) -> list[tuple[str, str, str]]:
+    """(name, digest, uri) of the files a cell reads: its dataset's staged files (digest of contents)."""
+    if not plan.renders:  # the source rendered its own prompts from its own files (no dataset folder)
+        return []
+    from biorab.paths import biorab_data_dir
+
+    folder = biorab_data_dir(config.data_dir) / plan.dataset
+    if not folder.is_dir():
+        return []
+    return [(f"{plan.dataset}-{plan.split}", folder_digest(folder), folder.resolve().as_uri())]
+
+
+@cache
+def folder_digest(folder: Path) -> str:
+    """sha256 over the (relative name, content) of every file of a dataset folder."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(json.dumps(file.relative_to(folder).as_posix()).encode())
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()

@@ -1,0 +1,65 @@
+"""Tracking of one `biorab run`: a parent run for the run, one child per cell (`biorab.tracking.session`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biorab.cells import CellPlan, CellResult
+from biorab.experiment import ExperimentConfig
+from biorab.generation.base import stable_digest
+from biorab.tracking.cells import cell_entry, cell_key, cell_metrics, ci_tags, predictions_table, write_ledger
+from biorab.tracking.flatten import mlflow_params
+from biorab.tracking.live import LiveTracking, provenance_tags
+from biorab.tracking.mlflow_tracker import artifact_root
+from biorab.tracking.preflight import resolve_uri
+
+
+def parent_key(kind: str, name: str, out_dir: Path) -> str:
+    """Stable for reruns of the same run (or sweep) into the same output directory."""
+    return f"{kind}:{name}:{stable_digest(str(out_dir.resolve()))[:10]}"
+
+
+def model_digest(config: ExperimentConfig) -> str:
+    """The generation-cache digest of the run's model, computed without loading it."""
+    from biorab.errors import BioRABError
+    from biorab.sweep.models import model_info
+
+    try:
+        return model_info(config.backend).digest
+    except BioRABError:
+        return ""
+
+
+def start_run_tracking(config: ExperimentConfig, run_dir: Path, plans: list[CellPlan]) -> LiveTracking:
+    """Open the run's parent (the whole config as params) and a child per cell (RUNNING)."""
+    uri = resolve_uri(config.tracking.uri, run_dir)
+    key = parent_key("run", config.name, run_dir)
+    tracking = LiveTracking.start(
+        results_dir=run_dir, uri=uri, experiment=config.tracking.experiment or config.name,
+        artifact_location=artifact_root(uri, run_dir), parent_key=key, parent_name=config.name,
+        params=mlflow_params(config.model_dump(mode="json")),
+        tags={"biorab.kind": "run", **provenance_tags()})
+    digest = model_digest(config)
+    tracking.start_cells([cell_entry(config, p, key, model_digest=digest) for p in plans])
+    return tracking
+
+
+def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, results: list[CellResult],
+                run_dir: Path) -> None:
+    """Each scored cell: metrics, CI tags, predictions (Parquet + UI table), ledger, the run's config."""
+    for result in results:
+        ledger = write_ledger(config, result.plan, run_dir)
+        artifacts: list[tuple[Path, str | None]] = [(result.predictions_path, "predictions")]
+        if ledger is not None:
+            artifacts.append((ledger, "ledger"))
+        if (run_dir / "config.yaml").is_file():
+            artifacts.append((run_dir / "config.yaml", None))
+        tracking.finish_cell(cell_key(key, result.plan), cell_metrics(result), ci_tags(result), artifacts,
+                             predictions_table(result.predictions_path))
+
+
+def finish_run_tracking(tracking: LiveTracking, config: ExperimentConfig, results: list[CellResult],
+                        run_dir: Path, report: Path) -> str:
+    log_results(tracking, parent_key("run", config.name, run_dir), config, results, run_dir)
+    files = [run_dir / "config.yaml", report, run_dir / "summary.json"]
+    return tracking.finish([(f, None) for f in files if f.is_file()])

@@ -1,0 +1,107 @@
+"""`LiveTracking`: a run or sweep's MLflow session that never stops the compute.
+
+A tracking failure (unreachable server, broken store) is remembered, tracking stops, the work goes on and
+its results are written to disk; `finish` then raises one `TrackingError` that says where the results are
+and how to log them (``biorab track RUN_DIR``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from biorab.errors import TrackingError
+from biorab.tracking.session import CellEntry, TrackingSession
+
+ProgressFn = Callable[[int, int], None]
+_PACKAGES = ("biorab", "ray", "mlflow", "torch", "transformers", "vllm", "pyarrow")
+
+
+def provenance_tags() -> dict[str, str]:
+    """Git commit of the checkout (MLflow's own tag, shown in the UI) and package versions."""
+    tags = {f"version.{name}": _version(name) for name in _PACKAGES}
+    commit = _git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+    return tags
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, timeout=5,
+                             capture_output=True, text=True, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+class LiveTracking:
+    """The MLflow session of one run or sweep (see the module docstring)."""
+
+    def __init__(self, session: TrackingSession | None, error: str | None, results_dir: Path) -> None:
+        self.session, self.error, self.results_dir = session, error, results_dir
+        self._written = 0
+
+    @classmethod
+    def start(cls, *, results_dir: Path, **open_kwargs: Any) -> LiveTracking:
+        """Open the parent run (`TrackingSession.open` arguments); a failure is kept for `finish`."""
+        hint = f"Results stay on disk in {results_dir}; log them later with `biorab track {results_dir}`"
+        try:
+            return cls(TrackingSession.open(hint=hint, **open_kwargs), None, results_dir)
+        except TrackingError as e:
+            error = str(e) if hint in str(e) else f"{e}. {hint}"
+            print(f"biorab: tracking disabled for this run: {error}", file=sys.stderr, flush=True)
+            return cls(None, error, results_dir)
+
+    def _guard(self, fn: Callable[[TrackingSession], Any]) -> None:
+        if self.session is None:
+            return
+        try:
+            fn(self.session)
+        except TrackingError as e:
+            print(f"biorab: tracking stopped: {e}", file=sys.stderr, flush=True)
+            self.session, self.error = None, str(e)
+
+    def start_cells(self, entries: list[CellEntry]) -> None:
+        self._guard(lambda s: s.start_cells(entries))
+
+    def progress(self, inner: ProgressFn | None) -> ProgressFn:
+        """A progress callback that also logs rows written on the parent (at most every 2 %)."""
+        state = {"last": 0}
+
+        def report(advance: int, total: int) -> None:
+            self._written += advance
+            if inner is not None:
+                inner(advance, total)
+            if self._written - state["last"] >= max(1, total // 50) or self._written >= total:
+                state["last"] = self._written
+                self._guard(lambda s: s.progress(self._written, total))
+
+        return report
+
+    def finish_cell(self, key: str, metrics: dict[str, float], tags: dict[str, str],
+                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None) -> None:
+        self._guard(lambda s: s.finish_cell(key, metrics, tags, artifacts, table))
+
+    def finish(self, artifacts: list[tuple[Path, str | None]]) -> str:
+        """End the parent; raises the remembered `TrackingError` (results are on disk by then)."""
+        uri: list[str] = []
+        self._guard(lambda s: uri.append(s.finish(artifacts)))
+        if self.error is not None:
+            raise TrackingError(self.error)
+        return uri[0]
+
+    def fail(self) -> None:
+        if self.session is not None:
+            self.session.fail()

@@ -1,0 +1,157 @@
+"""`TrackingSession`: the MLflow runs of one sweep or `biorab run`, opened when the work starts and written
+as results come.
+
+    open (parent RUNNING, shared config as params) ─▶ start_cells (children RUNNING, own setting as params)
+    ─▶ progress (rows written, on the parent) ─▶ finish_cell (metrics, predictions table, ledger; FINISHED)
+    ─▶ finish (report and plots on the parent; stale children KILLED; parent FINISHED)
+
+Every MLflow failure becomes a `TrackingError`; callers write results to disk before tracking them, so a
+failure never loses compute (``biorab track RUN_DIR`` logs them again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biorab.errors import TrackingError
+from biorab.tracking import runs as keyed
+from biorab.tracking.preflight import check_server
+
+#: How many predictions a child's UI table shows (the full predictions are the Parquet artifact).
+TABLE_ROWS = 500
+
+
+@dataclass
+class CellEntry:
+    """What a child run records when its cell starts."""
+
+    key: str
+    name: str
+    params: dict[str, str]
+    tags: dict[str, str]
+    inputs: list[tuple[str, str, str]] = field(default_factory=list)  # (name, digest, source uri)
+    run_id: str = ""
+
+
+@contextlib.contextmanager
+def _mlflow_errors(what: str, hint: str) -> Iterator[None]:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        yield
+    except (MlflowException, OSError) as e:
+        raise TrackingError(f"MLflow: could not {what}: {e}. {hint}") from e
+
+
+class TrackingSession:
+    """Parent and children of one tracked sweep or run (see the module docstring)."""
+
+    def __init__(self, client: Any, uri: str, experiment_id: str, parent_key: str, hint: str) -> None:
+        self.client, self.uri, self.experiment_id = client, uri, experiment_id
+        self.parent_key, self.hint = parent_key, hint
+        self.parent_id = ""
+        self.cells: dict[str, CellEntry] = {}
+        self._step = 0
+
+    @classmethod
+    def open(cls, *, uri: str, experiment: str, artifact_location: str | None, parent_key: str,
+             parent_name: str, params: Mapping[str, str], tags: Mapping[str, str], hint: str
+             ) -> TrackingSession:
+        """Check the store, then open (or reopen) the parent run."""
+        from mlflow.tracking import MlflowClient
+
+        from biorab.tracking.sqlite_store import TrackingStoreError, ensure_sqlite_store
+
+        try:  # a store whose creation was interrupted is redone; a corrupt one is named with its fix
+            ensure_sqlite_store(uri, artifact_location)
+        except TrackingStoreError as e:
+            raise TrackingError(f"{e}. {hint}") from e
+        check_server(uri)
+        with _mlflow_errors(f"open experiment {experiment!r} at {uri}", hint):
+            client = MlflowClient(tracking_uri=uri)
+            found = client.get_experiment_by_name(experiment)
+            exp_id = str(found.experiment_id if found is not None
+                         else client.create_experiment(experiment, artifact_location=artifact_location))
+            session = cls(client, uri, exp_id, parent_key, hint)
+            runs = keyed.find_runs(client, exp_id, keyed.KEY, parent_key)
+            existing = runs[0] if runs else None
+            session.parent_id = keyed.open_run(client, exp_id, parent_key, name=parent_name, tags=tags,
+                                               existing=existing)
+            keyed.log_params_once(client, existing, session.parent_id, params)
+        return session
+
+    def start_cells(self, entries: list[CellEntry]) -> None:
+        """Open every child (RUNNING) with its own setting as params and its datasets as inputs."""
+        with _mlflow_errors("open the cell runs", self.hint):
+            existing = {r.data.tags.get(keyed.KEY): r for r in
+                        keyed.find_runs(self.client, self.experiment_id, keyed.PARENT_KEY, self.parent_key)}
+            for entry in entries:
+                run = existing.get(entry.key)
+                tags = {**entry.tags, keyed.PARENT_KEY: self.parent_key, keyed.MLFLOW_PARENT: self.parent_id}
+                entry.run_id = keyed.open_run(self.client, self.experiment_id, entry.key, name=entry.name,
+                                              tags=tags, existing=run)
+                keyed.log_params_once(self.client, run, entry.run_id, entry.params)
+                if run is None and entry.inputs:
+                    self.client.log_inputs(entry.run_id, datasets=_inputs(entry.inputs))
+                self.cells[entry.key] = entry
+
+    def progress(self, written: int, total: int) -> None:
+        """Rows written so far (live on the parent: a crashed sweep still shows how far it got)."""
+        from mlflow.entities import Metric
+
+        self._step += 1
+        now = int(time.time() * 1000)
+        with _mlflow_errors("log progress", self.hint):
+            metrics = [Metric("rows_written", float(written), now, self._step),
+                       Metric("rows_total", float(total), now, self._step)]
+            self.client.log_batch(self.parent_id, metrics=metrics)
+
+    def finish_cell(self, key: str, metrics: Mapping[str, float], tags: Mapping[str, str],
+                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None) -> None:
+        """Log a scored cell and mark it FINISHED."""
+        from mlflow.entities import Metric, RunTag
+
+        run_id = self.cells[key].run_id
+        now = int(time.time() * 1000)
+        with _mlflow_errors(f"log cell {self.cells[key].name}", self.hint):
+            self.client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
+                                  tags=[RunTag(k, v) for k, v in tags.items()])
+            for path, folder in artifacts:
+                self.client.log_artifact(run_id, str(path), folder)
+            have = {a.path for a in self.client.list_artifacts(run_id)}
+            if table is not None and "predictions.json" not in have:  # log_table appends: log once
+                self.client.log_table(run_id, data=table, artifact_file="predictions.json")
+            self.client.set_terminated(run_id, "FINISHED")
+
+    def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED") -> str:
+        """Log the parent's artifacts, close children left RUNNING by dead processes, end the parent."""
+        with _mlflow_errors("finish the parent run", self.hint):
+            for path, folder in artifacts:
+                self.client.log_artifact(self.parent_id, str(path), folder)
+            keep = {e.run_id for e in self.cells.values() if e.run_id}
+            keyed.close_stale_children(self.client, self.experiment_id, self.parent_key, keep)
+            self.client.set_terminated(self.parent_id, status)
+        return self.uri
+
+    def fail(self) -> None:
+        """End every open run as FAILED (an exception in the work itself); never raises."""
+        with contextlib.suppress(Exception):
+            for entry in self.cells.values():
+                run = self.client.get_run(entry.run_id)
+                if run.info.status == "RUNNING":
+                    self.client.set_terminated(entry.run_id, "FAILED")
+            self.client.set_terminated(self.parent_id, "FAILED")
+
+
+def _inputs(inputs: list[tuple[str, str, str]]) -> list[Any]:
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    return [DatasetInput(Dataset(name=name, digest=digest[:36], source_type="local",
+                                 source=json.dumps({"uri": uri})),
+                         [InputTag("mlflow.data.context", "eval")]) for name, digest, uri in inputs]

@@ -1,0 +1,141 @@
+"""How the ingress answers: a request becomes an `Example`, the RAL core answers it through the
+deployment clients, and the `Answer` becomes JSON. No Serve or HTTP here, so it is testable alone."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from biorab.caches import GenerationStore
+from biorab.errors import BioRABError
+from biorab.generation.base import SamplingParams
+from biorab.ral import RAL, Answer, CachedGenerator, dataset_labels
+from biorab.records import Example, Hit
+from biorab.tasks import AWARENESS_NEGATIVE, get_template
+from serve.clients import GeneratorClient, RetrieverClient, Timings
+from serve.config import ServeConfig
+from serve.errors import ApiError
+from serve.generator import CONTEXT_ERROR
+
+SPLIT = "serve"
+
+
+def example_of(cfg: ServeConfig, task: str, text: str, fields: dict[str, Any], example_id: str) -> Example:
+    """The served instance as the core's record (no gold label: ``label`` is empty)."""
+    return Example(id=example_id, task=task, dataset=cfg.dataset, split=SPLIT, text=text, label="",
+                   fields=dict(fields))
+
+
+def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_dataset: str | None,
+                labels: list[str] | None, k: int | None) -> None:
+    """422 when a request asks for something this RAL does not serve."""
+    if req_task is not None and req_task != task:
+        raise ApiError(422, f"field 'task': this RAL serves task {task!r}, not {req_task!r}", param="task")
+    if req_dataset is not None and req_dataset != cfg.dataset:
+        raise ApiError(422, f"field 'dataset': this RAL serves dataset {cfg.dataset!r}, not {req_dataset!r}",
+                       param="dataset")
+    if labels is not None and task == "triple_extraction":
+        raise ApiError(422, "field 'labels': a label space applies to closed tasks, not triple extraction",
+                       param="labels")
+    if k is not None and k > cfg.limits.max_k:
+        raise ApiError(422, f"field 'k': at most {cfg.limits.max_k}", param="k")
+    if k is not None and not cfg.retrieval.retrieves:
+        raise ApiError(422, "field 'k': this RAL does not retrieve (testbed 'none')", param="k")
+
+
+class Answerer:
+    """Builds a per-request RAL (cheap: the template is cached, the models live in the deployments)."""
+
+    def __init__(self, cfg: ServeConfig, retriever: Any, generator: Any, model_digest: str,
+                 store: GenerationStore | None = None) -> None:
+        self.cfg, self.retriever, self.generator = cfg, retriever, generator
+        self.model_digest, self.store = model_digest, store
+        self.template = get_template(cfg.dataset, variant=cfg.retrieval.template, labels=cfg.labels,
+                                     task=cfg.task)
+
+    @property
+    def task(self) -> str:
+        return str(self.template.task)
+
+    def answer(self, example: Example, *, k: int | None = None, labels: list[str] | None = None,
+               sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
+        """The RAL core's answer to one instance, and the time spent in each deployment."""
+        timings = Timings()
+        ral = self.ral(timings, k=k, labels=labels, sampling=sampling)
+        try:
+            answer = ral.answer_one(example)
+        except BioRABError as e:  # e.g. the template needs a field the request did not send
+            raise ApiError(422, _public_message(e), param=getattr(e, "field", None)) from e
+        raise_for_generation(answer)
+        return answer, timings
+
+    def ral(self, timings: Timings, *, k: int | None = None, labels: list[str] | None = None,
+            sampling: dict[str, Any] | None = None) -> RAL:
+        cfg = self.cfg
+        template = self.template
+        if labels is not None:
+            template = dataclasses.replace(template, labels=tuple(labels))
+        params: SamplingParams = cfg.sampling.model_copy(update=sampling or {})
+        retriever = RetrieverClient(self.retriever, timings, k) if cfg.retrieval.retrieves else None
+        backend = GeneratorClient(self.generator, timings, self.model_digest)
+        return RAL(template=template, generator=CachedGenerator(backend, self.store, name=cfg.backend.name),
+                   sampling=params, retriever=retriever, parser=cfg.parser,  # type: ignore[arg-type]
+                   labels=self.parser_labels(labels), probe=cfg.retrieval.probes)
+
+    def parser_labels(self, labels: list[str] | None) -> tuple[str, ...] | None:
+        # As `biorab.ral.build_ral` (and so `biorab run`) chooses them, unless the request or config
+        # overrides the label space.
+        chosen = labels or self.cfg.labels
+        return tuple(chosen) if chosen else dataset_labels(self.cfg.dataset)
+
+    def retrieve(self, text: str, k: int | None) -> tuple[list[Hit], Timings]:
+        timings = Timings()
+        found = RetrieverClient(self.retriever, timings, k).search({"q": text})
+        return list(found["q"].hits), timings
+
+
+def raise_for_generation(answer: Answer) -> None:
+    """400 when the prompt did not fit the model's context after retrieval; 502 for other failures."""
+    error = answer.generation.error
+    if error is None:
+        return
+    match = CONTEXT_ERROR.search(error)
+    if match:
+        n, max_tokens, limit = (int(g) for g in match.groups())
+        raise ApiError(400, f"input too long: the prompt has {n} tokens after retrieval "
+                            f"({len(answer.hits)} retrieved example(s)); with max_tokens={max_tokens} it "
+                            "exceeds "
+                            f"the model's context of {limit} tokens (shorten the input by at least "
+                            f"{n + max_tokens - limit} tokens or ask for a smaller k)", param="input")
+    raise ApiError(502, "the generator failed for this request; retry later", type="server_error")
+
+
+def _public_message(e: BioRABError) -> str:
+    # DataError/ConfigError prefix a file path when they know one; a served request has none to show.
+    text = str(e)
+    path = getattr(e, "path", None)
+    return text.replace(f"{path}: ", "").replace(f"{path}, ", "") if path else text
+
+
+def evidence(hits: list[Hit] | tuple[Hit, ...]) -> list[dict[str, Any]]:
+    return [{"id": h.doc_id, "text": h.key, "label": h.value, "score": h.score, "rank": h.rank} for h in hits]
+
+
+def awareness(answer: Answer) -> dict[str, Any] | None:
+    """The probe's judgement about the top retrieved example; ``reject``: the model calls it negative."""
+    if answer.probe is None:
+        return None
+    judgement = answer.probe.judgement
+    return {"judgement": judgement, "reject": judgement == AWARENESS_NEGATIVE if judgement else None,
+            "text": answer.probe.result.generation.text}
+
+
+def prediction(answer: Answer) -> dict[str, Any]:
+    p = answer.prediction
+    return {"label": p.label, "ok": p.ok, "raw": p.raw, "scores": p.scores}
+
+
+def generation(answer: Answer) -> dict[str, Any]:
+    g = answer.generation
+    return {"text": g.text, "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
+            "completion_tokens": g.completion_tokens}

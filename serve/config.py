@@ -1,0 +1,259 @@
+"""The serve config: one YAML file → one frozen `ServeConfig`, validated once at the edge.
+
+It reuses the run config's blocks (a retrieval entry, the backend, sampling, parser) so a served RAL is
+declared exactly like an evaluated cell, and adds what only a server needs: auth, limits, HTTP and one
+block per deployment (replicas, autoscaling, queue limits, batching). Unknown keys are errors that name
+the key and the file, as `biorab validate` does for run configs. The config is inert: API keys are read
+from ``$BIORAB_API_KEYS`` or `AuthConfig.api_keys_file` by `serve.auth`, never stored here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from biorab.config_loading import read_yaml, validate_mapping
+from biorab.errors import ConfigError
+from biorab.experiment import BackendSpec, ParserMode, RetrievalSpec
+from biorab.generation.base import SamplingParams
+from biorab.params import Params
+
+#: The embedded default (`biorab serve` without a config): BM25 over ADE-corpus-v2's labeled corpus.
+SMOKE_CONFIG = Path(__file__).with_name("smoke.yaml")
+#: What ``--backend fake`` selects: a deterministic label choice (tests and load benches).
+FAKE_BACKEND: dict[str, Any] = {"name": "fake", "params": {"mode": "choice"}}
+#: Blocks an override replaces whole: another backend's params, or another retrieval setting, never mix.
+REPLACED_BLOCKS = frozenset({"backend", "retrieval", "sampling"})
+
+
+class DeploymentOptions(Params):
+    """Ray Serve options of one deployment.
+
+    Attributes:
+        num_replicas: fixed replica count (ignored when `autoscaling` is given).
+        autoscaling: Ray Serve's ``autoscaling_config`` (min_replicas, max_replicas,
+            target_ongoing_requests...), passed through unchanged and validated by Ray.
+        num_cpus / num_gpus: per replica; fractional CPUs so that three deployments fit on 2 cores.
+        max_ongoing_requests: concurrent requests per replica.
+        max_queued_requests: requests waiting for a replica; beyond it callers get 429/503 at once
+            (``-1``: unbounded, which can hang clients under overload).
+        graceful_shutdown_timeout_s: how long a stopping replica may finish its in-flight requests.
+        request_router: Ray Serve's ``request_router_config`` for calls to this deployment. A caller
+            whose replicas are all busy retries with exponential backoff (Serve's default: up to 0.5 s),
+            which leaves freed slots idle under heavy load; ``max_backoff_s: 0.05`` keeps them busy.
+    """
+
+    num_replicas: int = Field(default=1, ge=1)
+    autoscaling: dict[str, Any] | None = None
+    num_cpus: float = Field(default=0.25, ge=0.0)
+    num_gpus: float = Field(default=0.0, ge=0.0)
+    max_ongoing_requests: int = Field(default=16, ge=1)
+    max_queued_requests: int = Field(default=64, ge=-1)
+    graceful_shutdown_timeout_s: float = Field(default=20.0, ge=0.0)
+    request_router: dict[str, Any] | None = None
+
+    def ray_options(self) -> dict[str, Any]:
+        """Keyword options for ``Deployment.options``."""
+        opts: dict[str, Any] = {
+            "ray_actor_options": {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus},
+            "max_ongoing_requests": self.max_ongoing_requests,
+            "max_queued_requests": self.max_queued_requests,
+            "graceful_shutdown_timeout_s": self.graceful_shutdown_timeout_s,
+        }
+        if self.request_router is not None:
+            opts["request_router_config"] = dict(self.request_router)
+        if self.autoscaling is not None:
+            opts["autoscaling_config"] = dict(self.autoscaling)
+        else:
+            opts["num_replicas"] = self.num_replicas
+        return opts
+
+
+class GeneratorOptions(DeploymentOptions):
+    """The generator deployment: also how requests are batched (`serve.batch`)."""
+
+    num_cpus: float = Field(default=1.0, ge=0.0)
+    max_ongoing_requests: int = Field(default=32, ge=1)
+    max_batch_size: int = Field(default=8, ge=1)
+    batch_wait_timeout_s: float = Field(default=0.02, ge=0.0)
+
+    @model_validator(mode="after")
+    def _room_for_a_batch(self) -> GeneratorOptions:
+        # Serve sends a replica at most max_ongoing_requests calls: a larger batch could never fill.
+        if self.max_ongoing_requests < self.max_batch_size:
+            raise ValueError(f"max_ongoing_requests={self.max_ongoing_requests} is below max_batch_size="
+                             f"{self.max_batch_size}; batches could never fill")
+        return self
+
+
+class IngressOptions(DeploymentOptions):
+    """The HTTP ingress: rejects with 429 + ``Retry-After`` when its queue is full."""
+
+    max_ongoing_requests: int = Field(default=64, ge=1)
+    max_queued_requests: int = Field(default=256, ge=-1)
+    retry_after_s: float = Field(default=1.0, ge=0.0)
+
+
+class Deployments(Params):
+    ingress: IngressOptions = IngressOptions()
+    retriever: DeploymentOptions = DeploymentOptions()
+    generator: GeneratorOptions = GeneratorOptions()
+
+
+class AuthConfig(Params):
+    """API keys: ``$BIORAB_API_KEYS`` (comma-separated) and/or `api_keys_file` (one key per line)."""
+
+    enabled: bool = True
+    api_keys_file: str | None = None
+
+
+class Limits(Params):
+    """Request limits (see docs/serve.md).
+
+    Attributes:
+        max_body_bytes: larger request bodies get 413.
+        max_input_chars: longer inputs (the instance text, or the last user message) get 422.
+        max_k: the largest ``k`` a request may ask for.
+        context_tokens: the model's context in tokens (``None``: the backend's own, if it has one);
+            prompts that do not fit after retrieval get 400 with the numbers.
+    """
+
+    max_body_bytes: int = Field(default=65_536, ge=256)
+    max_input_chars: int = Field(default=8_000, ge=1)
+    max_k: int = Field(default=16, ge=1)
+    context_tokens: int | None = Field(default=None, ge=1)
+
+
+class HttpConfig(Params):
+    """Where `biorab serve` listens (``serve run`` reads ``http_options`` of serve_config.yaml instead)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    request_timeout_s: float | None = Field(default=120.0, gt=0)
+
+
+class RayConfig(Params):
+    """The local Ray `biorab serve` starts (``address``: connect to a running cluster instead)."""
+
+    address: str | None = None
+    num_cpus: int = Field(default=2, ge=1)
+    object_store_memory: int = Field(default=500_000_000, ge=78_643_200)
+    temp_dir: str | None = None
+
+
+class CacheConfig(Params):
+    """Content-keyed caches: retrieval hits (on by default) and generations (off: a server that replays
+    cached answers hides load from benchmarks and sampling from users)."""
+
+    dir: str | None = None
+    hits: bool = True
+    generations: bool = False
+
+
+class ServeConfig(Params):
+    """One served RAL.
+
+    Attributes:
+        name: the RAL's name: the ``model`` id of the OpenAI endpoints and the Serve application name.
+        dataset: the dataset whose template, label set and retrieval corpus are used.
+        task: for bring-your-own datasets without a template, the task whose template to use.
+        labels: override the template's label space (closed tasks).
+        retrieval: one retrieval entry of a run config (testbed, retriever, k, template, probe...).
+        backend / sampling / parser: as in a run config.
+        adapter: a PEFT adapter on top of the backend's model: a local folder or an MLflow model URI
+            (``models:/NAME@ALIAS``, ``models:/NAME/VERSION``, ``runs:/ID/PATH``), resolved inside the
+            generator replica.
+        mlflow_tracking_uri: the MLflow tracking/registry URI for `adapter` (``None``: MLflow's default,
+            ``$MLFLOW_TRACKING_URI``).
+    """
+
+    name: str = Field(default="biorab-ral", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    dataset: str
+    task: str | None = None
+    labels: tuple[str, ...] | None = None
+    data_dir: str | None = None
+    seed: int = 0
+    retrieval: RetrievalSpec = RetrievalSpec()
+    backend: BackendSpec = BackendSpec()
+    adapter: str | None = None
+    mlflow_tracking_uri: str | None = None
+    sampling: SamplingParams = SamplingParams()
+    parser: ParserMode = "robust"
+    cache: CacheConfig = CacheConfig()
+    auth: AuthConfig = AuthConfig()
+    limits: Limits = Limits()
+    http: HttpConfig = HttpConfig()
+    ray: RayConfig = RayConfig()
+    deployments: Deployments = Deployments()
+
+    @property
+    def base_model(self) -> str:
+        return str(self.backend.params.get("model", "default"))
+
+
+def load_serve_config(path: str | Path | None = None, *, backend: str | None = None,
+                      overrides: Mapping[str, Any] | None = None) -> ServeConfig:
+    """Read, override and validate a serve config; errors name the file and the dotted key.
+
+    Args:
+        path: the YAML file (``None``: the embedded default, ``serve/smoke.yaml``).
+        backend: ``fake`` swaps in `FAKE_BACKEND`; another name keeps the file's params for that backend.
+        overrides: nested keys merged over the file (``{"limits": {"max_k": 4}}``).
+    """
+    path = Path(path) if path is not None else SMOKE_CONFIG
+    data = merge(read_yaml(path), overrides or {}, replace=REPLACED_BLOCKS)
+    if backend == "fake":
+        data["backend"] = FAKE_BACKEND
+    elif backend is not None:
+        data["backend"] = {"name": backend, "params": {}}
+    cfg = validate_mapping(ServeConfig, data, path=path)
+    check_components(cfg, path)
+    return cfg
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any], *, replace: frozenset[str] = frozenset()
+          ) -> dict[str, Any]:
+    """`over` merged into `base`, recursively for nested mappings except the top-level keys in `replace`."""
+    out = dict(base)
+    for key, value in over.items():
+        if key not in replace and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def check_components(cfg: ServeConfig, path: str | Path | None = None) -> None:
+    """Names and params that only the registries know: the backend and its params, the retriever, the
+    template variant. Builds nothing and loads no model or vLLM (the GPU path is validated here too)."""
+    import biorab.generation
+    import biorab.retrieval  # noqa: F401  (both register their components on import)
+    from biorab.build import build_params
+    from biorab.registry import BACKENDS, RETRIEVERS
+    from biorab.tasks import get_template
+
+    try:
+        build_params(BACKENDS, cfg.backend.name, cfg.backend.params, key="backend.params", path=path)
+        if cfg.retrieval.retrieves:
+            build_params(RETRIEVERS, cfg.retrieval.retriever, cfg.retrieval.retriever_params,
+                         key="retrieval.params", path=path)
+        get_template(cfg.dataset, variant=cfg.retrieval.template, labels=cfg.labels, task=cfg.task)
+    except KeyError as e:  # UnknownNameError: its message lists the known names
+        raise ConfigError(str(e), path=path) from e
+    if cfg.adapter is not None and "adapter_path" not in _backend_fields(cfg.backend.name):
+        raise ConfigError(f"backend {cfg.backend.name!r} takes no adapter", key="adapter", path=path)
+    if cfg.adapter is not None and "adapter_path" in cfg.backend.params:
+        raise ConfigError("set the adapter once: 'adapter' or backend.params.adapter_path",
+                          key="adapter", path=path)
+
+
+def _backend_fields(name: str) -> set[str]:
+    from biorab.build import params_model
+    from biorab.registry import BACKENDS
+
+    model = params_model(BACKENDS.get(name))
+    return set(model.model_fields) if model is not None else set()
+

@@ -1,0 +1,119 @@
+"""The generator deployment: one backend (transformers on CPU, vLLM on GPU) with request batching.
+
+Every prompt of every call joins Serve's batch queue (`serve.batch`), so prompts of concurrent HTTP
+requests are generated in one backend call (the transformers backend then pads them into one forward
+pass). Prompts that cannot fit the model's context are answered with an error row in the transformers
+backend's own words, before any compute (see `context_error`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from ray import serve
+
+from biorab.generation import build_backend
+from biorab.generation.base import SamplingParams
+from biorab.records import Generation, Prompt
+
+log = logging.getLogger("ray.serve")
+
+#: How the transformers backend (and this deployment) words a prompt that does not fit; the ingress turns
+#: such a row into HTTP 400 with these numbers.
+CONTEXT_ERROR = re.compile(r"prompt has (\d+) tokens; with max_tokens=(\d+) it exceeds the model's "
+                           r"context of (\d+) tokens")
+
+
+def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Generation | None:
+    """An error row when `prompt_tokens` + `max_tokens` exceed `limit` (``None``: no known limit)."""
+    if limit is None or prompt_tokens + max_tokens <= limit:
+        return None
+    return Generation(text="", prompt_tokens=prompt_tokens, error=(
+        f"prompt has {prompt_tokens} tokens; with max_tokens={max_tokens} it exceeds the model's context "
+        f"of {limit} tokens"))
+
+
+@serve.deployment(name="generator")
+class Generator:
+    """Args:
+        backend: ``{"name": ..., "params": {...}}`` (a run config's backend block).
+        adapter: a PEFT folder or MLflow model URI (resolved here, lazily, by `serve.adapter`).
+        context_tokens: the context limit to enforce (``None``: the backend's ``context_length``).
+        max_batch_size / batch_wait_timeout_s: `serve.batch` settings.
+    """
+
+    def __init__(self, backend: dict[str, Any], *, adapter: str | None = None,
+                 tracking_uri: str | None = None,
+                 cache_dir: str | None = None, context_tokens: int | None = None, max_batch_size: int = 8,
+                 batch_wait_timeout_s: float = 0.02) -> None:
+        params = dict(backend.get("params") or {})
+        self.adapter_uri, self.adapter_path, self.adapter_version = adapter, None, None
+        if adapter is not None:
+            from serve.adapter import resolve_adapter
+
+            resolved = resolve_adapter(adapter, tracking_uri=tracking_uri, cache_dir=cache_dir)
+            self.adapter_path, self.adapter_version = resolved.path, resolved.version
+            params["adapter_path"] = resolved.path
+            log.info("adapter %s resolved to %s", adapter, resolved.path)
+        self.backend_name = backend["name"]
+        self.base_model = str(params.get("model", "default"))
+        self.backend = build_backend(self.backend_name, params)
+        self.context_tokens = context_tokens or getattr(self.backend, "context_length", None)
+        self.tokenizer = getattr(self.backend, "tokenizer", None)
+        # serve.batch's wrapper has these setters; its type stub does not say so.
+        self._batch.set_max_batch_size(max_batch_size)  # type: ignore[attr-defined]
+        self._batch.set_batch_wait_timeout_s(batch_wait_timeout_s)  # type: ignore[attr-defined]
+        self.batch_sizes: deque[int] = deque(maxlen=10_000)
+
+    def info(self) -> dict[str, Any]:
+        """What `/v1/models` shows and what keys the ingress's generation cache."""
+        return {"backend": self.backend_name, "base_model": self.base_model, "adapter": self.adapter_uri,
+                "adapter_version": self.adapter_version, "model_digest": self.backend.model_digest,
+                "context_tokens": self.context_tokens}
+
+    def batch_stats(self) -> list[int]:
+        """The sizes of the backend calls made so far (tests and benches check that batching batches)."""
+        return list(self.batch_sizes)
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Generation]:
+        """One generation per prompt, in order; each prompt joins the shared batch queue."""
+        return list(await asyncio.gather(*(self._batch((p, sampling)) for p in prompts)))
+
+    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.02)
+    async def _batch(self, items: list[tuple[Prompt, SamplingParams]]) -> list[Generation]:
+        return await self.run_batch(items)
+
+    async def run_batch(self, items: Sequence[tuple[Prompt, SamplingParams]]) -> list[Generation]:
+        """Generate one batch of (prompt, sampling) items: prompts over the context get an error row, the
+        rest go to the backend in one call per distinct sampling."""
+        out: list[Generation | None] = [None] * len(items)
+        groups: dict[str, list[int]] = {}
+        for i, (prompt, sampling) in enumerate(items):
+            too_long = context_error(self._count(prompt), sampling.max_tokens, self.context_tokens)
+            if too_long is not None:
+                out[i] = too_long
+            else:  # one backend call per distinct sampling (task answers and awareness probes differ)
+                groups.setdefault(sampling.digest(), []).append(i)
+        for rows in groups.values():
+            prompts, sampling = [items[i][0] for i in rows], items[rows[0]][1]
+            self.batch_sizes.append(len(prompts))
+            gens = await asyncio.to_thread(self.backend.generate, prompts, sampling)
+            for i, gen in zip(rows, gens, strict=True):
+                out[i] = gen
+        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    def _count(self, prompt: Prompt) -> int:
+        """Prompt tokens as the backend counts them (the fake backend counts words)."""
+        if self.tokenizer is None:
+            return len(prompt.text.split())
+        return len(self.tokenizer(prompt.text)["input_ids"])
+
+    def __del__(self) -> None:
+        backend = getattr(self, "backend", None)
+        if backend is not None:
+            backend.close()

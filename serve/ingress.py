@@ -1,0 +1,197 @@
+"""The ingress deployment: the HTTP API (FastAPI) over the RAL core.
+
+Each request runs `biorab.ral.RAL` (retrieve → render → generate → parse → probe) in a worker thread, with
+a retriever and a backend that are thin clients of the retriever and generator deployments
+(`serve.clients`): the served answer is the core's answer, computed by the same code as `biorab run`.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the route signatures of the Serve-wrapped
+# methods at runtime, and string annotations of the request models would turn bodies into query params.
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from ray import serve
+from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
+
+from biorab.caches import GenerationStore, default_store_paths
+from biorab.ral import Answer
+from serve import answering
+from serve.answering import Answerer
+from serve.auth import KeyCheck
+from serve.clients import Timings
+from serve.config import ServeConfig
+from serve.errors import ApiError, overloaded
+from serve.http import GUARD, Guard, install
+from serve.metrics import AppMetrics
+from serve.openai_format import chat_chunk, chat_completion
+from serve.schemas import ChatRequest, RALRequest, RetrieveRequest
+from serve.stores import thread_safe
+
+log = logging.getLogger("ray.serve")
+T = TypeVar("T")
+
+api = FastAPI(title="BioRAB RAL", docs_url=None, redoc_url=None)
+install(api)
+
+
+@serve.deployment(name="ingress")
+@serve.ingress(api)
+class Ingress:
+    """Args:
+        config: the `ServeConfig` as JSON.
+        retriever / generator: handles of the two deployments (``retriever`` is None without retrieval).
+        key_digests: SHA-256 digests of the accepted API keys (``None``: auth disabled).
+    """
+
+    def __init__(self, config: dict[str, Any], retriever: Any, generator: Any,
+                 key_digests: list[str] | None) -> None:
+        self.cfg = cfg = ServeConfig.model_validate(config)
+        self.retriever, self.generator = retriever, generator
+        self.metrics = AppMetrics()
+        GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
+                               cfg.limits.max_body_bytes, self.metrics.request)
+        # The core is synchronous: one thread per request the replica may hold.
+        self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
+                                       thread_name_prefix="ral")
+        self._answerer: Answerer | None = None
+        self.model_info: dict[str, Any] = {}
+
+    async def answerer(self) -> Answerer:
+        if self._answerer is None:  # the model digest keys the generation cache: ask the generator once
+            self.model_info = await self.generator.info.remote()
+            store = None
+            if self.cfg.cache.generations:
+                from biorab.paths import cache_dir
+
+                store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
+            self._answerer = Answerer(self.cfg, self.retriever, self.generator,
+                                      self.model_info["model_digest"], store)
+        return self._answerer
+
+    async def _in_thread(self, fn: Callable[[], T]) -> T:
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
+        except BackPressureError as e:  # a deployment behind the ingress has a full queue
+            raise overloaded(self.cfg.deployments.ingress.retry_after_s, "model server") from e
+        except DeploymentUnavailableError as e:
+            raise overloaded(self.cfg.deployments.ingress.retry_after_s, "model server (starting)") from e
+
+    def _check_input(self, text: str, field: str) -> None:
+        limit = self.cfg.limits.max_input_chars
+        if len(text) > limit:
+            raise ApiError(422, f"field '{field}': {len(text)} characters exceed the limit of {limit}",
+                           param=field)
+
+    async def _answer(self, text: str, *, rid: str, fields: dict[str, Any] | None = None,
+                      example_id: str | None = None, k: int | None = None, labels: list[str] | None = None,
+                      sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
+        answerer = await self.answerer()
+        example = answering.example_of(self.cfg, answerer.task, text, fields or {}, example_id or rid)
+        answer, timings = await self._in_thread(functools.partial(
+            answerer.answer, example, k=k, labels=labels, sampling=sampling))
+        self.metrics.observe(answer, timings)
+        return answer, timings
+
+    # -- probes ---------------------------------------------------------------------------------------
+
+    @api.get("/healthz")
+    async def healthz(self) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @api.get("/readyz")
+    async def readyz(self) -> JSONResponse:
+        try:
+            await asyncio.wait_for(self.answerer(), timeout=5)
+            if self.retriever is not None:
+                await asyncio.wait_for(self.retriever.ready.remote(), timeout=5)
+        except (TimeoutError, BackPressureError, DeploymentUnavailableError):
+            return JSONResponse({"status": "not ready"}, status_code=503, headers={"Retry-After": "5"})
+        return JSONResponse({"status": "ready", "model": self.cfg.name})
+
+    # -- API ------------------------------------------------------------------------------------------
+
+    @api.get("/v1/models")
+    async def models(self) -> dict[str, Any]:
+        await self.answerer()
+        info = self.model_info
+        return {"object": "list", "data": [{
+            "id": self.cfg.name, "object": "model", "created": 0, "owned_by": "biorab",
+            "biorab": {"base_model": info["base_model"], "adapter": info["adapter"],
+                       "adapter_version": info["adapter_version"], "backend": info["backend"],
+                       "dataset": self.cfg.dataset, "task": self._answerer.task if self._answerer else None,
+                       "retrieval": self.cfg.retrieval.model_dump(mode="json")}}]}
+
+    @api.post("/v1/retrieve")
+    async def retrieve(self, body: RetrieveRequest, request: Request) -> dict[str, Any]:
+        self._check_input(body.input, "input")
+        answerer = await self.answerer()
+        if not self.cfg.retrieval.retrieves:
+            raise ApiError(422, "this RAL does not retrieve (testbed 'none')")
+        answering.check_scope(self.cfg, answerer.task, req_task=None, req_dataset=None, labels=None, k=body.k)
+        hits, timings = await self._in_thread(functools.partial(answerer.retrieve, body.input, body.k))
+        return {"request_id": request.state.request_id, "evidence": answering.evidence(hits),
+                "timings_ms": {"retrieval": round(timings.retrieval_s * 1000, 3)}}
+
+    @api.post("/v1/ral")
+    async def ral(self, body: RALRequest, request: Request) -> dict[str, Any]:
+        started = time.perf_counter()
+        self._check_input(body.input, "input")
+        answerer = await self.answerer()
+        answering.check_scope(self.cfg, answerer.task, req_task=body.task, req_dataset=body.dataset,
+                              labels=body.labels, k=body.k)
+        rid = request.state.request_id
+        answer, timings = await self._answer(body.input, rid=rid, fields=body.fields, example_id=body.id,
+                                             k=body.k, labels=body.labels)
+        return {**self._described(answer, timings, started, rid),
+                "generation": answering.generation(answer), "prompt": answer.prompt.text}
+
+    @api.post("/v1/chat/completions", response_model=None)
+    async def chat(self, body: ChatRequest, request: Request) -> JSONResponse | StreamingResponse:
+        started = time.perf_counter()
+        if body.model != self.cfg.name:
+            raise ApiError(404, f"model {body.model!r} is not served here; GET /v1/models lists "
+                                f"{self.cfg.name!r}", param="model")
+        text = body.last_user_text()
+        self._check_input(text, "messages")
+        rid = request.state.request_id
+        answer, timings = await self._answer(text, rid=rid, sampling=body.sampling_update())
+        extension = self._described(answer, timings, started, rid)
+        if body.stream:
+            return StreamingResponse(self._sse(answer, extension, rid), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache"})
+        return JSONResponse(chat_completion(answer, self.cfg.name, rid, extension))
+
+    async def _sse(self, answer: Answer, extension: dict[str, Any], rid: str) -> AsyncIterator[str]:
+        for data in chat_chunk(answer, self.cfg.name, rid, extension):
+            yield data
+
+    def _described(self, answer: Answer, timings: Timings, started: float, rid: str) -> dict[str, Any]:
+        info = self.model_info
+        return {
+            "request_id": rid, "id": answer.example_id, "model": self.cfg.name,
+            "base_model": info["base_model"], "adapter": info["adapter"],
+            "adapter_version": info["adapter_version"], "task": self._task(),
+            "dataset": self.cfg.dataset, "label": answer.prediction.label,
+            "prediction": answering.prediction(answer), "evidence": answering.evidence(answer.hits),
+            "awareness": answering.awareness(answer),
+            "timings_ms": {"retrieval": round(timings.retrieval_s * 1000, 3),
+                           "generation": round(timings.generation_s * 1000, 3),
+                           "total": round((time.perf_counter() - started) * 1000, 3)},
+        }
+
+    def _task(self) -> str | None:
+        return self._answerer.task if self._answerer else None
+
+    def __del__(self) -> None:
+        pool = getattr(self, "pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False)
+

@@ -1,0 +1,84 @@
+"""Request bodies of the HTTP API (FastAPI validates them: a bad body is a 422 that names the field).
+
+`/v1/ral` and `/v1/retrieve` are ours, so unknown fields are errors; `/v1/chat/completions` follows the
+OpenAI schema and, like OpenAI-compatible servers, ignores parameters it does not use.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Request-supplied instance ids end up in logs and prompts (`Prompt.example_id`): keep them plain.
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RALRequest(Strict):
+    """One instance for the served RAL.
+
+    Attributes:
+        input: the instance's text (the retrieval query, and ``{text}`` of the template).
+        fields: the template's other inputs (``question`` and ``options`` for MedMCQA...).
+        task / dataset: optional; when given they must be the served RAL's.
+        labels: answer in this label space instead of the template's (closed tasks).
+        k: retrieved examples in the prompt (default: the serve config's).
+        id: the instance id (default: the request id).
+    """
+
+    input: str = Field(min_length=1)
+    fields: dict[str, Any] = Field(default_factory=dict)
+    task: str | None = None
+    dataset: str | None = None
+    labels: list[str] | None = Field(default=None, min_length=1)
+    k: int | None = Field(default=None, ge=1)
+    id: str | None = Field(default=None, pattern=ID_PATTERN)
+
+
+class RetrieveRequest(Strict):
+    input: str = Field(min_length=1)
+    k: int | None = Field(default=None, ge=1)
+
+
+class ChatMessage(BaseModel):
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):  # content parts: keep the text ones
+            return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+        return self.content or ""
+
+
+class ChatRequest(BaseModel):
+    """The OpenAI chat completion request; the last user message is the RAL's input."""
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = None
+    n: int = Field(default=1, ge=1, le=1)
+
+    @field_validator("messages")
+    @classmethod
+    def _has_user_message(cls, messages: list[ChatMessage]) -> list[ChatMessage]:
+        if not any(m.role == "user" and m.text().strip() for m in messages):
+            raise ValueError("needs at least one user message with text")
+        return messages
+
+    def last_user_text(self) -> str:
+        return next(m.text() for m in reversed(self.messages) if m.role == "user" and m.text().strip())
+
+    def sampling_update(self) -> dict[str, Any]:
+        """The request's decoding parameters that override the serve config's sampling."""
+        update: dict[str, Any] = {"max_tokens": self.max_completion_tokens or self.max_tokens,
+                                  "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+        return {k: v for k, v in update.items() if v is not None}

@@ -1,0 +1,328 @@
+"""The Serve app for real (local Ray, Serve's HTTP proxy, the official openai client) with the fake backend:
+endpoints, served == evaluated, and every bad request of docs/serve.md with its status and message.
+
+One Serve instance for the whole module (2 shared cores): the app is built with small limits (4 ongoing +
+4 queued requests at the ingress, a 300-token context, a 16 KiB body) and a fake backend that takes
+0.2 s per call, so that the overload test can fill the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from biorab.datasets import load_dataset
+from biorab.experiment import ExperimentConfig
+from biorab.records import Example
+from biorab.runner import run_experiment
+from biorab.runner.output import read_all_rows
+
+pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def staged_data() -> Path:
+    """The full staged data (what `data_dir` gives `full_data` tests; the module-scoped server cannot use
+    the function-scoped fixture)."""
+    env = os.environ.get("BIORAB_DATA_DIR")
+    path = Path(env) if env else REPO.parent / "shared" / "data" / "biorab"
+    if not path.is_dir():
+        pytest.fail(f"full_data test: {path} not found; stage ../shared/data or set BIORAB_DATA_DIR")
+    return path
+
+KEYS = ("key-one", "key-two")
+FILE_KEY = "key-from-file"
+N = 8
+RETRIEVAL = {"testbed": "labeled", "retriever": "bm25", "k": 1, "template": "bm25", "awareness_probe": True}
+FAKE = {"name": "fake", "params": {"mode": "choice", "delay_s": 0.2}}
+SAMPLING = {"max_tokens": 32, "seed": 0}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    import ray
+    from ray import serve
+
+    from serve.app import compose, key_digests
+    from serve.config import load_serve_config
+
+    tmp = tmp_path_factory.mktemp("serve")
+    keys_file = tmp / "keys.txt"
+    keys_file.write_text(f"# operators\n{FILE_KEY}\n", encoding="utf-8")
+    cfg = load_serve_config(overrides={
+        "name": "ral-test", "data_dir": str(staged_data()), "retrieval": RETRIEVAL, "backend": FAKE,
+        "sampling": SAMPLING, "cache": {"dir": str(tmp / "cache")},
+        "auth": {"api_keys_file": str(keys_file)},
+        "limits": {"max_body_bytes": 16_384, "max_input_chars": 4_000, "max_k": 5, "context_tokens": 300},
+        "deployments": {"ingress": {"max_ongoing_requests": 4, "max_queued_requests": 4, "retry_after_s": 2},
+                        "generator": {"num_cpus": 0.25, "batch_wait_timeout_s": 0.01}},
+    })
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BIORAB_API_KEYS", ",".join(KEYS))
+        digests = key_digests(cfg)
+    port, metrics_port = _free_port(), _free_port()
+    temp = tempfile_dir()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=500_000_000,
+             _temp_dir=temp, _metrics_export_port=metrics_port, log_to_driver=False)
+    try:
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        serve.run(compose(cfg, digests), name=cfg.name, route_prefix="/")
+        yield {"url": f"http://127.0.0.1:{port}", "cfg": cfg, "metrics": f"http://127.0.0.1:{metrics_port}"}
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def tempfile_dir() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="rs-", dir="/tmp")  # short: Ray's unix socket paths are limited
+
+
+def post(server: dict[str, Any], path: str, body: Any, key: str | None = KEYS[0],
+         **kw: Any) -> requests.Response:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers.update(kw.pop("headers", {}))
+    return requests.post(server["url"] + path, json=body, headers=headers, timeout=60, **kw)
+
+
+def assert_clean(body: str) -> None:
+    """No stack trace, file path or exception repr reaches a client."""
+    for leak in ("Traceback", "File \"", ".py", "/tmp/", "/home/", "Error("):
+        assert leak not in body, body
+
+
+# -- endpoints -----------------------------------------------------------------------------------------
+
+
+def test_probes_and_models(server: dict[str, Any]) -> None:
+    url = server["url"]
+    assert requests.get(url + "/healthz", timeout=10).json() == {"status": "ok"}  # no key needed
+    assert requests.get(url + "/readyz", timeout=10).json() == {"status": "ready", "model": "ral-test"}
+    assert requests.get(url + "/v1/models", timeout=10).status_code == 401
+    auth = {"Authorization": f"Bearer {KEYS[1]}"}
+    models = requests.get(url + "/v1/models", headers=auth, timeout=10).json()
+    (entry,) = models["data"]
+    assert (entry["id"], entry["object"]) == ("ral-test", "model")
+    ext = entry["biorab"]
+    assert (ext["base_model"], ext["adapter"], ext["backend"], ext["task"]) == \
+        ("default", None, "fake", "classification")
+    assert ext["retrieval"]["retriever"] == "bm25" and ext["retrieval"]["k"] == 1
+
+
+def test_retrieve_returns_pinned_bm25_evidence(server: dict[str, Any]) -> None:
+    r = post(server, "/v1/retrieve", {"input": "Severe skin rash after a single low dose of methotrexate.",
+                                      "k": 2})
+    assert r.status_code == 200
+    ev = r.json()["evidence"]
+    assert [e["id"] for e in ev] == ["ade_corpus_v2/train/2769", "ade_corpus_v2/train/1949"]
+    assert ev[0]["text"] == ("Bone marrow aplasia and severe skin rash after a single low dose of "
+                             "methotrexate.")
+    assert ev[0]["label"] == "1" and ev[0]["score"] > ev[1]["score"] > 0
+
+
+def test_openai_client_plain_and_streaming(server: dict[str, Any]) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server["url"] + "/v1", api_key=KEYS[0], max_retries=0)
+    messages = [{"role": "system", "content": "ignored"},
+                {"role": "user", "content": "The patient developed a rash after amoxicillin."}]
+    plain = client.chat.completions.create(model="ral-test", messages=messages)  # type: ignore[arg-type]
+    text = plain.choices[0].message.content
+    ext = plain.model_extra["biorab"]
+    assert text in ("0", "1") and ext["label"] == text and ext["prediction"]["ok"] is True
+    assert ext["task"] == "classification" and len(ext["evidence"]) == 1
+    assert ext["awareness"]["judgement"] in ("True", "False")
+    assert ext["awareness"]["reject"] == (ext["awareness"]["judgement"] == "False")
+    assert plain.usage is not None and plain.usage.completion_tokens == 1
+
+    stream = client.chat.completions.create(model="ral-test", messages=messages, stream=True)  # type: ignore[arg-type]
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == text
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert chunks[-1].model_extra["biorab"]["evidence"] == ext["evidence"]
+
+
+def test_served_equals_evaluated(server: dict[str, Any], data_dir: Path, tmp_path: Path) -> None:
+    """The predictions (and hits, prompts, generations, probe judgements) `biorab run` records for the same
+    config and backend are exactly what /v1/ral answers."""
+    cfg = ExperimentConfig.model_validate({
+        "name": "parity", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
+        "datasets": [{"name": "ade_corpus_v2", "limit": N}], "retrieval": [RETRIEVAL], "backend": FAKE,
+        "sampling": SAMPLING, "n_boot": 10, "tracking": {"enabled": False},
+    })
+    result = run_experiment(cfg)  # the in-process executor (the default), as `biorab run --no-ray`
+    (cell,) = result.cells
+    rows = {r["id"]: r for r in read_all_rows(result.run_dir / "cells" / cell.plan.cell_id)}
+    examples: list[Example] = load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:N]
+    with ThreadPoolExecutor(4) as pool:  # within the ingress's 4 ongoing requests
+        answers = list(pool.map(lambda ex: post(server, "/v1/ral", {
+            "input": ex.text, "fields": ex.fields, "id": ex.id, "dataset": "ade_corpus_v2"}), examples))
+    assert [a.status_code for a in answers] == [200] * N
+    for ex, resp in zip(examples, answers, strict=True):
+        got, row = resp.json(), rows[ex.id]
+        assert (got["label"], got["prediction"]["ok"]) == (row["pred_label"], row["pred_ok"])
+        assert got["prompt"] == row["prompt"] and got["generation"]["text"] == row["gen_text"]
+        assert [e["id"] for e in got["evidence"]] == [h["doc_id"] for h in json.loads(row["hits"])]
+        assert got["awareness"]["judgement"] == row["probe_judgement"]
+    assert len({a.json()["label"] for a in answers}) == 2  # both labels occur: a constant would not pass
+
+
+def test_a_request_label_space_and_k(server: dict[str, Any]) -> None:
+    """`labels` reaches the structured-output constraint (the fake backend picks one of its choices) and
+    the parser; `k` retrieves more evidence with the same selection rule."""
+    bodies = [{"input": f"Methotrexate caused a rash, case {i}.", "labels": ["yes", "no"], "k": 3}
+              for i in range(4)]
+    got = [post(server, "/v1/ral", body).json() for body in bodies]
+    assert {g["label"] for g in got} <= {"yes", "no"} and all(g["prediction"]["ok"] for g in got)
+    assert all(len(g["evidence"]) >= 3 for g in got)
+    assert got[0]["evidence"][0]["id"] == "ade_corpus_v2/train/2769"
+
+
+def test_request_id_in_and_out(server: dict[str, Any]) -> None:
+    r = post(server, "/v1/ral", {"input": "Aspirin caused gastric bleeding."},
+             headers={"X-Request-ID": "req-42"})
+    assert r.status_code == 200 and r.headers["X-Request-ID"] == "req-42"
+    assert r.json()["request_id"] == "req-42" and r.json()["id"] == "req-42"
+    assert r.json()["timings_ms"]["generation"] > 150  # the fake backend's 0.2 s per call, twice
+    bad = post(server, "/v1/ral", {}, key=None)
+    assert re.fullmatch(r"[0-9a-f-]{32,36}", bad.headers["X-Request-ID"])
+    assert bad.json()["error"]["request_id"] == bad.headers["X-Request-ID"]
+
+
+# -- bad requests ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [None, "wrong-key", "key-one-and-more"])
+def test_401_without_or_with_a_wrong_key(server: dict[str, Any], key: str | None) -> None:
+    r = post(server, "/v1/ral", {"input": "x"}, key=key)
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"] == "Bearer"
+    assert r.json()["error"]["message"] == "missing or invalid API key: send 'Authorization: Bearer <key>'"
+    assert r.json()["error"]["type"] == "authentication_error"
+
+
+def test_401_for_a_non_bearer_scheme_and_keys_from_env_and_file_work(server: dict[str, Any]) -> None:
+    r = requests.post(server["url"] + "/v1/ral", json={"input": "x"}, auth=("user", KEYS[0]), timeout=10)
+    assert r.status_code == 401
+    for key in (*KEYS, FILE_KEY):
+        assert post(server, "/v1/retrieve", {"input": "rash"}, key=key).status_code == 200
+
+
+@pytest.mark.parametrize(("path", "body", "field", "message"), [
+    ("/v1/ral", {"text": "x"}, "input", "Field required"),
+    ("/v1/ral", {"input": ""}, "input", "at least 1 character"),
+    ("/v1/ral", {"input": "x", "k": 0}, "k", "greater than or equal to 1"),
+    ("/v1/ral", {"input": "x", "k": 6}, "k", "at most 5"),
+    ("/v1/ral", {"input": "x", "task": "qa"}, "task", "this RAL serves task 'classification', not 'qa'"),
+    ("/v1/ral", {"input": "x", "id": "bad id with spaces"}, "id", "should match pattern"),
+    ("/v1/ral", {"input": "x" * 4001}, "input", "4001 characters exceed the limit of 4000"),
+    ("/v1/retrieve", {"input": "x", "k": "many"}, "k", "valid integer"),
+    ("/v1/chat/completions", {"model": "ral-test", "messages": [{"role": "robot", "content": "x"}]},
+     "messages.0.role", "Input should be"),
+    ("/v1/chat/completions", {"model": "ral-test", "messages": []}, "messages", "at least 1 item"),
+    ("/v1/chat/completions", {"model": "ral-test", "messages": [{"role": "system", "content": "x"}]},
+     "messages", "needs at least one user message"),
+])
+def test_422_names_the_field(server: dict[str, Any], path: str, body: Any, field: str, message: str) -> None:
+    r = post(server, path, body)
+    assert r.status_code == 422, r.text
+    err = r.json()["error"]
+    assert err["param"] == field and err["message"].startswith(f"field '{field}': ")
+    assert message in err["message"]
+    assert_clean(r.text)
+
+
+def test_404_for_a_model_not_served(server: dict[str, Any]) -> None:
+    r = post(server, "/v1/chat/completions",
+             {"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})
+    assert r.status_code == 404 and "model 'gpt-4' is not served here" in r.json()["error"]["message"]
+
+
+def test_413_for_a_body_over_the_limit(server: dict[str, Any]) -> None:
+    r = post(server, "/v1/ral", {"input": "x" * 20_000})
+    assert r.status_code == 413
+    assert r.json()["error"]["message"] == "request body of 20013 bytes exceeds the limit of 16384 bytes"
+    chunked = requests.post(server["url"] + "/v1/ral", data=iter([b'{"input": "', b"y" * 20_000, b'"}']),
+                            headers={"Authorization": f"Bearer {KEYS[0]}",
+                                     "Content-Type": "application/json"},
+                            timeout=30)  # no Content-Length: the middleware counts what arrives
+    assert chunked.status_code == 413 and "exceeds the limit of 16384 bytes" in chunked.text
+
+
+def test_400_when_the_prompt_does_not_fit_the_context(server: dict[str, Any]) -> None:
+    text = " ".join(["ibuprofen"] * 280)  # fits max_input_chars, not 300 tokens with the template
+    r = post(server, "/v1/ral", {"input": text})
+    assert r.status_code == 400, r.text
+    msg = r.json()["error"]["message"]
+    m = re.fullmatch(r"input too long: the prompt has (\d+) tokens after retrieval \((\d) retrieved "
+                     r"example\(s\)\); with max_tokens=32 it exceeds the model's context of 300 tokens "
+                     r"\(shorten the input by at least (\d+) tokens or ask for a smaller k\)", msg)
+    assert m is not None, msg
+    n, _hits, short = (int(g) for g in m.groups())
+    assert n > 280 and short == n + 32 - 300
+    assert_clean(r.text)
+
+
+def test_overload_gets_429_with_retry_after_never_a_hang(server: dict[str, Any]) -> None:
+    started = time.monotonic()
+    with ThreadPoolExecutor(24) as pool:
+        responses = list(pool.map(lambda i: post(server, "/v1/ral", {"input": f"overload probe {i}"}),
+                                  range(24)))
+    elapsed = time.monotonic() - started
+    codes = [r.status_code for r in responses]
+    assert set(codes) == {200, 429}, codes
+    assert 8 <= codes.count(200) < 24  # 4 ongoing + 4 queued are admitted at once
+    rejected = [r for r in responses if r.status_code == 429]
+    assert all(r.headers["Retry-After"] == "2" for r in rejected)
+    assert all("Request dropped due to backpressure" in r.text for r in rejected)
+    assert elapsed < 30  # rejected at once, not queued until a timeout
+
+
+def test_app_metrics_are_exported(server: dict[str, Any]) -> None:
+    """Serve's own metrics and the app's, on Ray's Prometheus endpoint (exported every few seconds)."""
+    post(server, "/v1/ral", {"input": "metrics probe"})
+    names = ("ray_biorab_retrieval_latency_ms_bucket", "ray_biorab_generation_latency_ms_bucket",
+             "ray_biorab_tokens_total", "ray_biorab_awareness_judgements_total",
+             "ray_serve_num_http_requests")
+    served = re.compile(r'ray_biorab_requests_total\{[^}]*route="/v1/ral"[^}]*status="200"\} (\d+)')
+    deadline, text = time.monotonic() + 90, ""
+    while time.monotonic() < deadline:
+        text = requests.get(server["metrics"] + "/metrics", timeout=10).text
+        if all(n in text for n in names) and served.search(text):
+            break
+        time.sleep(3)
+    assert [n for n in names if n not in text] == []
+    found = served.search(text)
+    assert found is not None and int(found.group(1)) >= 1
+    assert re.search(r'ray_biorab_awareness_judgements_total\{[^}]*judgement="(True|False)"', text)
+
+
+def test_zz_deleting_the_app_finishes_in_flight_requests(server: dict[str, Any]) -> None:
+    """Last in the module (it removes the app): replicas stop only after their in-flight requests are
+    answered (graceful_shutdown_timeout_s), and then the route is gone."""
+    from ray import serve
+
+    with ThreadPoolExecutor(2) as pool:
+        inflight = [pool.submit(post, server, "/v1/ral", {"input": f"in flight {i}"}) for i in range(2)]
+        time.sleep(0.15)  # both are inside the 0.2 s fake generation (task answer, then probe)
+        serve.delete("ral-test")
+        assert [f.result().status_code for f in inflight] == [200, 200]
+    assert post(server, "/v1/ral", {"input": "after"}).status_code == 404

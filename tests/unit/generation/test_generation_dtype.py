@@ -1,0 +1,41 @@
+"""`dtype: auto` for the transformers backend: bf16 only where the hardware multiplies it natively."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from biorab.generation import hf_dtype
+from biorab.generation.hf_dtype import cpu_flags, cpu_has_native_bf16, resolve_dtype
+
+
+def test_cpuinfo_flags_are_read(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f\n\nprocessor\t: 1\nflags\t\t: other\n")
+    assert cpu_flags(info) == frozenset({"fpu", "avx2", "avx512f"})
+    assert cpu_flags(tmp_path / "missing") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ({"avx2", "fma"}, "float32"),  # AVX2-only EPYC: bf16 would be emulated
+        ({"avx2", "avx512f", "avx512_bf16"}, "bfloat16"),  # Zen 4 / Cooper Lake
+        ({"avx2", "amx_bf16", "amx_tile"}, "bfloat16"),  # Sapphire Rapids
+        ({"fp", "asimd", "bf16"}, "bfloat16"),  # Arm with BF16
+    ],
+)
+def test_auto_dtype_follows_native_bf16(
+    flags: set[str], expected: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hf_dtype, "_announced", set())
+    assert cpu_has_native_bf16(frozenset(flags)) is (expected == "bfloat16")
+    assert resolve_dtype("auto", "cpu", flags=frozenset(flags)) == expected
+    assert resolve_dtype("auto", "cpu", flags=frozenset(flags)) == expected
+    assert capsys.readouterr().err.count(f"biorab: dtype auto -> {expected} on cpu") == 1  # printed once
+
+
+def test_explicit_dtype_is_kept() -> None:
+    assert resolve_dtype("bfloat16", "cpu", flags=frozenset({"avx2"})) == "bfloat16"
+    assert resolve_dtype("float32", "cuda") == "float32"

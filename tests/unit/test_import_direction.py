@@ -1,0 +1,47 @@
+"""Imports point one way: biorab < pipelines < serve/training; biorab loads ray and mlflow lazily only, and
+reaches an outer layer only from inside a CLI command (`tests/support/import_rules.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.import_rules import check_source, check_tree
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_no_module_of_any_layer_imports_upward() -> None:
+    violations = check_tree(REPO)
+    assert [str(v) for v in violations] == []
+
+
+def test_the_walk_covers_every_layer_present() -> None:
+    # A checker that walked nothing would pass: it must see the library and the Ray layer.
+    assert (REPO / "biorab" / "runner" / "run.py").is_file() and (REPO / "pipelines" / "ral.py").is_file()
+    assert len(list((REPO / "biorab").rglob("*.py"))) > 100
+
+
+def test_a_planted_module_level_ray_import_fails() -> None:
+    found = check_source("import ray\n", layer="biorab", path="biorab/planted.py")
+    assert [(v.line, v.module, v.why) for v in found] == [(1, "ray", "ray only inside functions")]
+
+
+def test_planted_upward_imports_fail_even_inside_functions_outside_the_cli() -> None:
+    source = "def run():\n    from pipelines.ral import RayExecutor\n\nfrom mlflow import log_metric\n"
+    found = check_source(source, layer="biorab", path="biorab/runner/planted.py")
+    assert [(v.line, v.module) for v in found] == [(2, "pipelines.ral"), (4, "mlflow")]
+
+
+def test_the_cli_may_choose_the_executor_inside_a_command_only() -> None:
+    inside = "def run():\n    from pipelines.ral import RayExecutor\n    import ray\n"
+    assert check_source(inside, layer="biorab", path="biorab/cli/run.py") == []
+    at_top = check_source("from pipelines.ral import RayExecutor\n", layer="biorab", path="biorab/cli/run.py")
+    assert [v.module for v in at_top] == ["pipelines.ral"]
+
+
+def test_type_checking_imports_and_lower_layers_are_allowed() -> None:
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import ray\nimport biorab.runner\n"
+    assert check_source(source, layer="biorab", path="biorab/x.py") == []
+    assert check_source("import biorab.runner\nimport ray\n", layer="pipelines", path="pipelines/x.py") == []
+    assert [v.module for v in check_source("import serve.app\n", layer="pipelines", path="pipelines/x.py")] \
+        == ["serve.app"]

@@ -1,0 +1,42 @@
+"""Plain progress lines: every `every_s` seconds or `every_n` units, a heartbeat while nothing arrives,
+and a final line; the format `progress: done/total unit (pct%), rate unit/s, eta Ns`."""
+
+from __future__ import annotations
+
+from biorab.progress_lines import ProgressLines
+
+
+def make(times: list[float], **kwargs: object) -> tuple[ProgressLines, list[str]]:
+    out: list[str] = []
+    clock = iter(times).__next__
+    return ProgressLines("rows", write=out.append, clock=clock, **kwargs), out  # type: ignore[arg-type]
+
+
+def test_lines_every_10s_heartbeat_and_final() -> None:
+    p, out = make([0.0, 0.0, 4.0, 10.0, 21.0, 23.0, 24.0])
+    p(0, 96)  # t=0: the total is announced, no line yet
+    p.tick()  # t=4: not due
+    p.tick()  # t=10: due: the run is alive although no row arrived
+    p(40, 96)  # t=21: due
+    p(50, 96)  # t=23: not due
+    p.finish()  # t=24: final count
+    assert out == ["progress: 0/96 rows (0%), 0.0 rows/s",
+                   "progress: 40/96 rows (42%), 1.9 rows/s, eta 29s",
+                   "progress: 90/96 rows (94%), 3.8 rows/s, eta 2s"]
+
+
+def test_every_n_rows_and_done_line_not_repeated() -> None:
+    p, out = make([0.0, 1.0, 2.0, 3.0, 4.0], every_n=5)
+    p(3, 8)
+    p(3, 8)  # 6 rows since the last line: due
+    p(2, 8)  # all done: due
+    p.finish()  # already shown
+    assert out == ["progress: 6/8 rows (75%), 3.0 rows/s, eta 1s",
+                   "progress: 8/8 rows (100%), 2.7 rows/s, eta 0s"]
+
+
+def test_heartbeat_before_any_total_and_no_final_line_for_nothing() -> None:
+    p, out = make([0.0, 12.0, 13.0])
+    p.tick()  # t=12: alive, nothing known yet
+    p.finish()  # nothing was counted: no final line
+    assert out == ["progress: 0 rows after 12s"]
