@@ -24,6 +24,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from biorab.drugmech.experiment.spec import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
+from biorab.learn.hit_filter import HitFilterSpec
 from biorab.params import Params
 
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
@@ -97,6 +98,8 @@ class RetrievalSpec(Params):
         awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
             top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
             the ``negative_awareness`` testbed and off otherwise; ``true`` needs a retrieving testbed.
+        filter: keep only the hits a trained awareness encoder judges helpful
+            (`biorab.learn.hit_filter.HitFilterSpec`: ``{encoder: <folder or models:/ URI>, threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
     """
@@ -111,6 +114,7 @@ class RetrievalSpec(Params):
     dedupe: bool = True
     template: str = "default"
     awareness_probe: bool | None = None
+    filter: HitFilterSpec | None = None
     method: CorpusMethod = "none"
 
     @model_validator(mode="after")
@@ -162,6 +166,8 @@ class RetrievalSpec(Params):
         """The setting as digested into cell fingerprints: options at their defaults are left out, so that
         adding an option never changes the fingerprint (and resume) of existing configs."""
         data = self.model_dump(mode="json", exclude={"awareness_probe"})
+        if self.filter is None:  # added later: absent, so existing fingerprints stay unchanged
+            del data["filter"]
         if self.dedupe:
             del data["dedupe"]
         if self.method == "none":

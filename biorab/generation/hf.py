@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import torch
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
@@ -24,7 +24,7 @@ from biorab.generation.base import SamplingParams, model_input_text, stable_dige
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
-from biorab.generation.model_source import resolve_model, weights_digest
+from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
@@ -37,7 +37,9 @@ class TransformersBackend:
     Params:
         model: ``smollm2`` (the prepared CPU default), a local model folder, or a hub id.
         revision: hub revision for a hub id.
-        adapter_path: a PEFT adapter folder (or hub id) applied on top of the model.
+        adapter_path: a PEFT adapter folder, hub id, or MLflow ``models:/name@alias`` URI (downloaded once
+            into the cache, e.g. ``models:/biorab-ral-adapter@best``), applied on top of the model;
+            ``adapter`` is accepted as its alias.
         merge_adapter: merge the adapter into the weights after loading (faster generation).
         dtype: weights dtype; ``auto`` (default) is bf16 on CUDA and on CPUs with native bf16
             (avx512_bf16 / AMX), float32 on other CPUs, where bf16 matmuls are emulated and batching
@@ -55,7 +57,8 @@ class TransformersBackend:
     class Params(BaseParams):
         model: str = "smollm2"
         revision: str | None = None
-        adapter_path: str | None = None
+        adapter_path: str | None = Field(default=None,
+                                         validation_alias=AliasChoices("adapter_path", "adapter"))
         merge_adapter: bool = True
         dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
         device: str = "cpu"
@@ -74,10 +77,11 @@ class TransformersBackend:
         self.source = resolve_model(
             p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
         )
+        self.adapter = local_adapter(p.adapter_path, self.source)
         self.dtype = resolve_dtype(p.dtype, p.device)
         self.tokenizer = self._load_tokenizer()
         self.model: Any = self._load_model()
-        self._digest = weights_digest(self.source, p.adapter_path, self.dtype)  # resolved: auto = explicit
+        self._digest = weights_digest(self.source, self.adapter, self.dtype)  # resolved: auto = explicit
         if p.choices_via == "grammar":  # other label answers, other keys (the default keeps its keys)
             self._digest = stable_digest({"weights": self._digest, "choices_via": "grammar"})
         self._grammar_cache: Any = None
@@ -102,10 +106,10 @@ class TransformersBackend:
             dtype=_DTYPES[self.dtype],
             trust_remote_code=p.trust_remote_code,
         )
-        if p.adapter_path:
+        if self.adapter:
             from peft import PeftModel
 
-            model = PeftModel.from_pretrained(model, p.adapter_path)
+            model = PeftModel.from_pretrained(model, self.adapter)
             if p.merge_adapter:
                 model = model.merge_and_unload()
         return model.to(p.device).eval()

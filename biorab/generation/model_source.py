@@ -106,3 +106,19 @@ def weights_digest(source: ModelSource, adapter_path: str | None, dtype: str) ->
     return stable_digest(
         {"model": source.identity, "adapter": adapter_identity(adapter_path), "dtype": dtype}
     )
+
+
+def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
+    """`adapter` as something ``PeftModel.from_pretrained`` / vLLM's ``LoRARequest`` loads: an MLflow
+    ``models:/`` (or ``runs:/``) URI is downloaded once into the cache; a local adapter folder is checked
+    against the base model's shape (an adapter for another base is a `ConfigError` naming
+    ``adapter_path``)."""
+    if adapter is None:
+        return None
+    from biorab.learn.artifacts import is_mlflow_uri, resolve_artifact
+    from biorab.learn.checks import check_adapter_base
+
+    local = str(resolve_artifact(adapter, key="adapter_path")) if is_mlflow_uri(adapter) else adapter
+    if Path(local).is_dir():
+        check_adapter_base(local, source, key="adapter_path")
+    return local

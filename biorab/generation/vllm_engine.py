@@ -21,7 +21,7 @@ from pydantic import Field
 
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
-from biorab.generation.model_source import resolve_model, weights_digest
+from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
@@ -38,7 +38,8 @@ class VLLMBackend:
 
     Params:
         model: ``smollm2`` (prepared safetensors; vLLM cannot read GGUF), a local folder or a hub id.
-        adapter_path: a LoRA adapter folder, applied with `LoRARequest` (enables LoRA in the engine).
+        adapter_path: a LoRA adapter folder or MLflow ``models:/`` URI (downloaded once into the cache),
+            applied with `LoRARequest` (enables LoRA in the engine).
         device: ``auto`` (GPU when CUDA is available), ``cuda`` or ``cpu``.
         tensor_parallel_size / gpu_memory_utilization: GPU engine settings.
         enforce_eager: skip torch.compile / CUDA graphs; None means True on CPU (compile costs ~80 s
@@ -76,13 +77,14 @@ class VLLMBackend:
         self.source = resolve_model(
             p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
         )
+        self.adapter = local_adapter(p.adapter_path, self.source)  # models:/ URIs downloaded once
         on_cpu = _on_cpu(p.device)
         for name, value in engine_env(p, on_cpu=on_cpu).items():
             os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
         self.llm: Any = vllm.LLM(**engine_kwargs(p, self.source.location, on_cpu=on_cpu))
         self.tokenizer = self.llm.get_tokenizer()
-        self._lora = _lora_request(p.adapter_path)
-        self._digest = weights_digest(self.source, p.adapter_path, p.dtype)
+        self._lora = _lora_request(self.adapter)
+        self._digest = weights_digest(self.source, self.adapter, p.dtype)
 
     @property
     def model_digest(self) -> str:

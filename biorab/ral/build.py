@@ -54,12 +54,15 @@ def build_ral(
     generator = CachedGenerator(backend, stores[1], name=backend_name)
     retriever: CachedRetriever | None = None
     if retrieval.retrieves:
+        from biorab.learn.hit_filter import build_hit_filter
+
         retriever = build_testbed_retriever(
             testbed=retrieval.testbed, dataset=dataset, retriever=retrieval.retriever,
             params=retrieval.retriever_params, rate=retrieval.rate, seed=seed, data_dir=data_dir,
             selection=Selection(k=retrieval.k, keep_ties=retrieval.keep_ties, tie_pool=retrieval.tie_pool,
                                 dedupe=retrieval.dedupe),
-            store=stores[0], transform=_method_transform(retrieval, generator, sampling))
+            store=stores[0], transform=_method_transform(retrieval, generator, sampling),
+            hit_filter=build_hit_filter(getattr(retrieval, "filter", None), dataset=dataset))
     return RAL(template=template, generator=generator, sampling=sampling, retriever=retriever, parser=parser,
                labels=dataset_labels(dataset), probe=retrieval.probes)
 

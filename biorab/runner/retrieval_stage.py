@@ -24,6 +24,7 @@ class RetrievalStage:
         self.plans = dict(plans)
         self.store = HitStore(hits_store)
         self._indexes: dict[tuple[Any, ...], CachedRetriever] = {}
+        self._filters: dict[str, Any] = {}
 
     def _retriever_for(self, plan: CellPlan) -> CachedRetriever:
         r = plan.retrieval
@@ -37,7 +38,12 @@ class RetrievalStage:
                 seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection,
                 transform=_corpus_hook(plan))
         built = self._indexes[index_spec]
-        return CachedRetriever(built.retriever, built.corpus_digest, selection, self.store)
+        if plan.cell_id not in self._filters:  # the trained-encoder filter of the setting, if any
+            from biorab.learn.hit_filter import build_hit_filter
+
+            self._filters[plan.cell_id] = build_hit_filter(r.filter, dataset=plan.dataset)
+        return CachedRetriever(built.retriever, built.corpus_digest, selection, self.store,
+                               self._filters[plan.cell_id])
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_cell: dict[str, list[dict[str, Any]]] = {}

@@ -1,0 +1,123 @@
+"""Retrieval-augmented instruction sets: a dataset's training split rendered exactly as `biorab run` renders
+its prompts (same template, same retriever, same `render_examples`), plus the gold response.
+
+The original built its training containers with the same retrieval as its test containers, so every
+training instance retrieved itself (4000 of 4000 Hetionet examples). Here an instance's own id and own text
+are removed from its hits before the top k are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from biorab.corpora.corpus import Corpus, Ledger
+from biorab.errors import DataError
+from biorab.learn.config import TrainingSource
+from biorab.learn.records import InstructionRecord
+from biorab.ral.retriever import CachedRetriever, Selection
+from biorab.records import Example, Hit
+
+# Extra candidates fetched so that k hits remain after an instance's own item (and its copies) is dropped.
+SELF_MARGIN = 4
+
+
+@dataclass(frozen=True)
+class InstructionSet:
+    """The rendered records and what they were built from."""
+
+    source: TrainingSource
+    records: tuple[InstructionRecord, ...]
+    corpus_digest: str | None
+
+
+def exclude_self(example: Example, hits: Sequence[Hit], k: int) -> tuple[Hit, ...]:
+    """The first `k` hits that are not `example` itself (same id, or the same input text).
+
+    >>> ex = Example("d/train/0", "classification", "d", "train", "Aspirin caused rash.", "1")
+    >>> hits = [Hit("d/train/0", 9.0, 0, "Aspirin caused rash.", "1"), Hit("d/train/5", 8.0, 1, "x", "0")]
+    >>> [h.doc_id for h in exclude_self(ex, hits, 1)]
+    ['d/train/5']
+    """
+    kept = [h for h in hits if h.doc_id != example.id and h.key.strip() != example.text.strip()]
+    return tuple(kept[:k])
+
+
+def load_examples(source: TrainingSource) -> list[Example]:
+    """The source's instances; none is a `DataError` naming the dataset and split."""
+    from biorab.datasets import load_dataset
+
+    examples = load_dataset(source.dataset, source.split, data_dir=source.data_dir)[: source.limit]
+    if not examples:
+        raise DataError(
+            f"dataset {source.dataset!r} split {source.split!r} has no instances to train on",
+            field="training.dataset",
+        )
+    return examples
+
+
+def build_testbed(source: TrainingSource) -> tuple[Corpus, Ledger]:
+    """The source's testbed corpus and its corruption ledger (`biorab.corpora.build_corpus`)."""
+    from biorab.corpora import build_corpus
+
+    return build_corpus(
+        source.testbed, source.dataset, rate=source.rate, seed=source.seed, data_dir=source.data_dir
+    )
+
+
+def index_corpus(source: TrainingSource, corpus: Corpus) -> CachedRetriever:
+    """The RAL core's retriever over `corpus`, fetching `SELF_MARGIN` extra candidates per query."""
+    from biorab.retrieval import build_retriever
+
+    index = build_retriever(source.retriever, dict(source.retriever_params))
+    index.index(corpus.items)
+    return CachedRetriever(index, corpus.digest, Selection(k=source.k + SELF_MARGIN, keep_ties=False))
+
+
+def retrieve_without_self(
+    retriever: CachedRetriever, examples: Sequence[Example], k: int
+) -> dict[str, tuple[Hit, ...]]:
+    """Each instance's top `k` hits, its own item excluded."""
+    found = retriever.search({ex.id: ex.text for ex in examples})
+    return {ex.id: exclude_self(ex, found[ex.id].hits, k) for ex in examples}
+
+
+def check_label_space(examples: Sequence[Example], template: object, source: TrainingSource) -> None:
+    """Fail before training when the data's labels do not fit the template's label set."""
+    labels: tuple[str, ...] = getattr(template, "labels", ())
+    task: str = getattr(template, "task", "")
+    if task in ("triple_extraction", "qa") or not labels:
+        return  # open label sets; triples are checked relation by relation in `format_target`
+    bad = sorted({ex.label for ex in examples if ex.label not in labels})
+    if bad:
+        raise DataError(
+            f"dataset {source.dataset!r} ({source.split}) has labels {bad[:5]} outside the label set "
+            f"{list(labels)} of template {source.dataset}/{source.template}; pick the template of this "
+            "dataset or relabel the data",
+            field="label",
+        )
+
+
+def build_instruction_set(source: TrainingSource) -> InstructionSet:
+    """Render every training instance of `source` with its retrieved examples and gold target."""
+    from biorab.tasks import get_template, render_training
+
+    examples = load_examples(source)
+    template = get_template(source.dataset, variant=source.template)
+    check_label_space(examples, template, source)
+    hits: dict[str, tuple[Hit, ...]] = {ex.id: () for ex in examples}
+    digest = None
+    if source.testbed != "none":
+        corpus, _ledger = build_testbed(source)
+        hits = retrieve_without_self(index_corpus(source, corpus), examples, source.k)
+        digest = corpus.digest
+    records = []
+    for ex in examples:
+        text = render_training(template, ex, hits[ex.id], match_inference=source.match_inference)
+        target = template.format_target(ex)
+        records.append(
+            InstructionRecord(
+                ex.id, text[: len(text) - len(target)], target, tuple(h.doc_id for h in hits[ex.id])
+            )
+        )
+    return InstructionSet(source, tuple(records), digest)
