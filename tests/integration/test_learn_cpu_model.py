@@ -22,7 +22,8 @@ from biorab.learn import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.full_data, pytest.mark.slow, pytest.mark.timeout(1500), pytest.mark.filterwarnings("ignore")]
+pytestmark = [pytest.mark.full_data, pytest.mark.slow, pytest.mark.timeout(1500),
+              pytest.mark.filterwarnings("ignore")]
 
 
 @pytest.fixture(scope="module")
