@@ -77,6 +77,13 @@ drugmechdb_dir = _data_fixture("drugmechdb", "DrugMechDB")
 drugmechcf_dir = _data_fixture("drugmechcf", "the Drug Mechanisms Counterfactuals release")
 
 
+@pytest.fixture(scope="session")
+def full_data_dir() -> Path:
+    """The full staged BioRAB data, for module- or session-scoped fixtures of ``full_data`` modules (the
+    function-scoped `data_dir` cannot serve them)."""
+    return _data("biorab", True)
+
+
 @pytest.fixture(autouse=True)
 def _data_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code that finds its data by itself (defaults, CLI subprocesses) sees the same data as the test."""

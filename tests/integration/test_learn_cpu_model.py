@@ -27,11 +27,11 @@ pytestmark = [pytest.mark.full_data, pytest.mark.slow, pytest.mark.timeout(1500)
 
 
 @pytest.fixture(scope="module")
-def adapter(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[Path, list[float]]:
+def adapter(tmp_path_factory: pytest.TempPathFactory, full_data_dir: Path) -> tuple[Path, list[float]]:
     """A LoRA adapter instruction-tuned for 4 full-batch steps on 8 retrieval-augmented ADE texts."""
     from biorab.learn.peft_train import train_adapter
 
-    src = TrainingSource(dataset="ade_corpus_v2", limit=8, k=1, template="bm25", data_dir=str(data_dir))
+    src = TrainingSource(dataset="ade_corpus_v2", limit=8, k=1, template="bm25", data_dir=str(full_data_dir))
     records = build_instruction_set(src).records
     params = PeftTrainParams(
         model="smollm2",
