@@ -17,6 +17,11 @@ ALLOWED = {
     ("biorab/cli/main.py", "os.environ.setdefault(key, value)"),
     # Inside `torch.random.fork_rng()`: the caller's RNG state is restored after the seeded generate.
     ("biorab/generation/hf.py", "torch.manual_seed(params.seed)"),
+    # Likewise inside `fork_rng()`: LoRA's init and dropout draw from torch's global RNG (no generator
+    # argument), so training pins them per step and restores the caller's state.
+    ("biorab/learn/encoder_model.py", "torch.manual_seed(params.seed)"),
+    ("biorab/learn/peft_model.py", "torch.manual_seed(params.seed)"),
+    ("biorab/learn/loop.py", "torch.manual_seed(self.seed * 1_000_003 + step)"),
     # vLLM reads its CPU KV-cache size and its batch-invariant mode only from environment variables (no
     # engine argument), when the engine a backend builds starts: `engine_env` lists them.
     ("biorab/generation/vllm_engine.py",
