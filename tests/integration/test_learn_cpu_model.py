@@ -88,13 +88,14 @@ def test_saved_adapter_changes_generations(adapter: tuple[Path, list[float]], da
     template = get_template("ade_corpus_v2", variant="bm25")
     from biorab.datasets import load_dataset
 
-    # Without the template's stop strings: the tuned model learned to end its answer with EOS (the target
-    # includes it), where the base model runs on, so the free continuations show the adapter at work.
+    # Without the template's stop strings and unguided (guided decoding would pick a label either way): the
+    # tuned model learned to end its answer with EOS (the target includes it), where the base model runs on,
+    # so the free continuations show the adapter at work.
     prompts = [
         dataclasses.replace(render_prompt(template, ex, []), stop=())
         for ex in load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:4]
     ]
-    sampling = SamplingParams(max_tokens=8, temperature=0.0)
+    sampling = SamplingParams(max_tokens=8, temperature=0.0, constrained=False)
     texts = {}
     for name, path in (("base", None), ("tuned", str(adapter[0]))):
         backend = TransformersBackend(
