@@ -78,6 +78,20 @@ class ContentStore:
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
+        # Switching a new file to WAL needs an exclusive lock, and SQLite reports a concurrent creator's lock
+        # at once ("database is locked") instead of waiting on the busy timeout: retry within that timeout.
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        pause = 0.02
+        while True:
+            try:
+                return self._open_once()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    def _open_once(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
