@@ -53,24 +53,26 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-class _HTTPConnection(http.client.HTTPConnection):
+class _DeadlineConnection:
+    """Registers the connection's socket with the deadline as soon as it is connected (HTTP and HTTPS)."""
+
+    sock: socket.socket
+
     def __init__(self, *args: Any, deadline: Deadline, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline = deadline
 
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         self._deadline.track(self.sock)
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, deadline: Deadline, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline = deadline
+class _HTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        self._deadline.track(self.sock)
+
+class _HTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
