@@ -6,8 +6,9 @@ Run from the repository root whenever the staged data changes:
 
 The table below is the READMEs' "Sources" sections in machine form: for each staged file, the public
 repository, pinned commit and path it was copied from (`url`), or how the project rebuilds it from other
-manifest files (`derive`), or why it can only come from a mirror (`mirror_only`). sha256 and sizes are
-read from the staged files, so `biorab data fetch` installs exactly the bytes the tests were run on.
+manifest files (`derive`), or the upstream folder whose files it is assembled from (`parts`), or why it can
+only come from a mirror (`mirror_only`). sha256 and sizes are read from the staged files, so
+`biorab data fetch` installs exactly the bytes the tests were run on.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ SOURCES: dict[str, dict[str, str]] = {
               "licence": "CC0 1.0 (original content)"},
     "DRUGMECHDB": {"repo": "SuLab/DrugMechDB", "commit": "05b8f644aa50136c6b086c536b8c0b4a4a1470a2",
                    "licence": "MIT (Copyright (c) 2019 Su Lab)"},
+    "DRUGMECHDB_AGENTIC": {"repo": "SuLab/DrugMechDB-agentic",
+                           "commit": "b83cc5ddb6803ed4fb32a5355150d0469647f904",
+                           "licence": "CC0 1.0 Universal"},
     "DRUGMECHCF": {"repo": "czi-ai/DrugMechCounterfactuals",
                    "commit": "e91bd964aa7d89836db3186e7bdbc85268850f3b",
                    "licence": "MIT (Copyright (c) 2024 czi-ai)"},
@@ -95,11 +99,15 @@ DERIVED: dict[str, tuple[str, list[str]]] = {
         "biorab/pharmkg/PharmKG-8k/valid.tsv"]) for split in ("test", "dev")},
 }
 
-MIRROR_ONLY: dict[str, str] = {
-    "drugmechdb/indication_paths.yaml":
-        "assembled during data staging from the 4,846 kb/paths/*.yaml files of "
-        "SuLab/DrugMechDB-agentic@b83cc5ddb6803ed4fb32a5355150d0469647f904; not rebuilt",
+# staged path -> (source key, folder in the source repository, packaged sha256 list of its files). The file
+# is assembled from the folder's files by biorab/fetching/drugmechdb_paths.py; the list is written (and the
+# rebuild checked byte-identical) by scripts/check_drugmechdb_rebuild.py --write-list.
+ASSEMBLED: dict[str, tuple[str, str, str]] = {
+    "drugmechdb/indication_paths.yaml": ("DRUGMECHDB_AGENTIC", "kb/paths/", "drugmechdb_kb_paths.sha256.gz"),
 }
+
+# staged path -> why no public source can give these bytes (none at present).
+MIRROR_ONLY: dict[str, str] = {}
 
 
 def _release_files(data: Path) -> dict[str, tuple[str, str]]:
@@ -121,6 +129,12 @@ def _entry(data: Path, path: str, originals: dict[str, tuple[str, str]]) -> dict
     elif path in DERIVED:
         builder, inputs = DERIVED[path]
         entry["derive"] = {"builder": builder, "inputs": inputs}
+    elif path in ASSEMBLED:
+        key, folder, listed = ASSEMBLED[path]
+        src = SOURCES[key]
+        entry.update(source=key, parts={
+            "base_url": f"https://raw.githubusercontent.com/{src['repo']}/{src['commit']}/{folder}",
+            "sha256_list": listed})
     elif path in MIRROR_ONLY:
         entry["mirror_only"] = MIRROR_ONLY[path]
     else:

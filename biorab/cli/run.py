@@ -105,7 +105,7 @@ def _fetch_for(cfg: Any, err: Any) -> None:
     from biorab.paths import fetched_data_dir
 
     mirror = os.environ.get("BIORAB_DATA_MIRROR")
-    names = names_to_fetch(cfg, mirror=mirror)
+    names = names_to_fetch(cfg)
     if not names:
         return
     root = fetched_data_dir()

@@ -10,13 +10,16 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from biorab.errors import BioRABError
+from biorab.fetching import drugmechdb_paths
 from biorab.fetching.derive import BUILDERS, gzip_like_staging
 from biorab.fetching.download import FetchFailure, download
 from biorab.fetching.manifest import ManifestFile
+from biorab.fetching.parts import PartsSource, fetch_parts
 from biorab.fetching.progress import FetchProgress
 
 
@@ -49,8 +52,9 @@ def fetch_files(
     """Bring every file of `files` into `root`, originals first, then the derived files built from them.
 
     Args:
-        mirror: a URL or folder laid out like the data folder; originals and mirror-only files come from
-            there instead of their public sources. Derived files are always rebuilt locally.
+        mirror: a URL or folder laid out like the data folder; originals, assembled files (such as
+            DrugMechDB's ``indication_paths.yaml``) and mirror-only files come from there instead of their
+            public sources. Derived files are always rebuilt locally.
     """
     report, shown = FetchReport(), progress or FetchProgress(stream=None)
     ordered = [f for f in files if f.builder is None] + [f for f in files if f.builder is not None]
@@ -78,6 +82,9 @@ def _install(entry: ManifestFile, root: Path, mirror: str | None, shown: FetchPr
     if entry.builder is not None:
         _build(entry, root, report)
         return
+    if entry.parts is not None and not mirror:
+        _assemble(entry, entry.parts, target, shown)
+        return
     source, expected, transform = _source_of(entry, mirror)
     part = target.with_name(target.name + (".src.part" if transform else ".part"))
     shown.start(entry.path, entry.size if not transform else None)
@@ -104,6 +111,15 @@ def _source_of(entry: ManifestFile, mirror: str | None) -> tuple[str, str, str |
     if entry.url is None:
         raise FetchFailure(f"no public source ({entry.mirror_only}); fetch it with --mirror URL|DIR")
     return entry.url, entry.source_sha256 or entry.sha256, entry.transform
+
+
+def _assemble(entry: ManifestFile, parts: PartsSource, target: Path, shown: FetchProgress) -> None:
+    """Fetch the verified upstream parts into ``FILE.parts/``, rebuild FILE from them, and drop the folder
+    once FILE is installed (it is kept after a failure, so a rerun fetches only what is missing)."""
+    staging = target.with_name(target.name + ".parts")
+    fetch_parts(entry.path, parts, staging, shown)
+    _write_atomically(target, drugmechdb_paths.assemble(staging), entry.sha256)
+    shutil.rmtree(staging)
 
 
 def _build(entry: ManifestFile, root: Path, report: FetchReport) -> None:

@@ -23,7 +23,7 @@ def _found(resolve: Callable[[], Path]) -> Path | None:
         return None
 
 
-def names_to_fetch(config: ExperimentConfig, *, mirror: str | None = None) -> list[str]:
+def names_to_fetch(config: ExperimentConfig) -> list[str]:
     """The `biorab data fetch` names `config` needs and has no data for (empty: nothing to fetch)."""
     from biorab.runner.data_needs import missing_files, needed_datasets
 
@@ -37,10 +37,24 @@ def names_to_fetch(config: ExperimentConfig, *, mirror: str | None = None) -> li
     spec = config.drugmech
     if spec is not None:
         no_release = not spec.release_dir and not os.environ.get("BIORAB_DRUGMECHCF_DIR")
-        if no_release and not _found(drugmechcf_dir):
+        if no_release and _lacks("drugmechcf", drugmechcf_dir):
             names.append("drugmechcf")
-        # indication_paths.yaml has no public source with the staged bytes: only a mirror can supply it.
+        # Scoring reads DrugMechDB for the reference MoA of a YES answer: every DrugMech config needs it.
         no_db = not spec.drugmechdb_dir and not os.environ.get("BIORAB_DRUGMECHDB_DIR")
-        if mirror and no_db and not _found(drugmechdb_dir):
+        if no_db and _lacks("drugmechdb", drugmechdb_dir):
             names.append("drugmechdb")
     return names
+
+
+def _lacks(group: str, resolve: Callable[[], Path]) -> bool:
+    """No `group` folder is found, or the one found is the fetched default and misses a file of the group
+    (an interrupted fetch: the rerun resumes it)."""
+    from biorab.fetching.manifest import load_manifest
+
+    found = _found(resolve)
+    if found is None:
+        return True
+    root = fetched_data_dir()
+    if found != root / group:
+        return False
+    return any(not (root / f.path).is_file() for f in load_manifest().select((group,)))

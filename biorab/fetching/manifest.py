@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.errors import UnknownNameError
+from biorab.fetching.parts import PartsSource
 
 MANIFEST_PATH = Path(__file__).with_name("fetch_manifest.json")
 #: The top-level groups of the data folder, fetched whole by their name.
@@ -21,13 +22,16 @@ GROUPS: tuple[str, ...] = ("biorab", "drugmechdb", "drugmechcf")
 
 @dataclass(frozen=True)
 class ManifestFile:
-    """One data file. Exactly one of `url` (an original), `builder` (derived) or `mirror_only` is set.
+    """One data file. Exactly one of `url` (an original), `builder` (derived), `parts` (assembled from many
+    small upstream files) or `mirror_only` is set.
 
     Attributes:
         path: where it goes, relative to the data folder (and to a mirror's root).
         transform: ``gzip`` when the staged file is a gzipped copy of the original at `url`, whose own
             content has sha256 `source_sha256`.
         builder, inputs: the `biorab.fetching.derive` builder that makes it from other manifest files.
+        parts: the upstream files it is assembled from (`biorab.fetching.parts`); a mirror still serves
+            the assembled file itself.
         mirror_only: why no public source can give these bytes (they come only from a mirror).
     """
 
@@ -40,15 +44,19 @@ class ManifestFile:
     source_sha256: str | None = None
     builder: str | None = None
     inputs: tuple[str, ...] = ()
+    parts: PartsSource | None = None
     mirror_only: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> ManifestFile:
-        derive = row.get("derive") or {}
+    def from_row(cls, row: dict[str, Any], *, base: Path = MANIFEST_PATH.parent) -> ManifestFile:
+        """One manifest row; a parts list is named relative to `base`, the manifest's folder."""
+        derive, parts = row.get("derive") or {}, row.get("parts")
         return cls(path=row["path"], size=row["size"], sha256=row["sha256"], url=row.get("url"),
                    source=row.get("source"), transform=row.get("transform"),
                    source_sha256=row.get("source_sha256"), builder=derive.get("builder"),
-                   inputs=tuple(derive.get("inputs", ())), mirror_only=row.get("mirror_only"))
+                   inputs=tuple(derive.get("inputs", ())),
+                   parts=PartsSource(parts["base_url"], base / parts["sha256_list"]) if parts else None,
+                   mirror_only=row.get("mirror_only"))
 
     @property
     def name(self) -> str:
@@ -88,4 +96,5 @@ class Manifest:
 def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
     """Read the packaged manifest (or another one in the same format)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    return Manifest(sources=data["sources"], files=tuple(ManifestFile.from_row(r) for r in data["files"]))
+    files = tuple(ManifestFile.from_row(r, base=path.parent) for r in data["files"])
+    return Manifest(sources=data["sources"], files=files)

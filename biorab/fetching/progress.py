@@ -40,6 +40,23 @@ class FetchProgress:
             self._last = now
             self._write(f"  {self.path}: {_mb(self.done)} so far")
 
+    def parts_start(self, path: str, *, todo: int, total: int, source: str, threads: int) -> None:
+        """`path` is assembled from `total` small upstream files, `todo` of them not yet verified here."""
+        self.path, self.size_, self.done, self._last = path, None, 0, time.monotonic()
+        self._write(
+            f"fetching {path}: {todo:,} of {total:,} upstream files from {source} "
+            f"({threads} at a time; {total - todo:,} already here and verified)"
+        )
+
+    def parts_advance(self, done: int, todo: int) -> None:
+        """`done` of the `todo` files are finished (verified or failed). Called from one thread only."""
+        now = time.monotonic()
+        if self.tty:
+            self._write(f"\r{self.path}: {done:,}/{todo:,} files", end="")
+        elif now - self._last >= self.every_s:
+            self._last = now
+            self._write(f"  {self.path}: {done:,}/{todo:,} files so far")
+
     def installed(self, path: str) -> None:
         self._write(("\r" if self.tty else "") + f"ok     {path}")
 
