@@ -4,9 +4,9 @@ Every caller that keys something by what files hold uses these: the resume key o
 (the files their corpus is built from, `biorab.runner.plan`), the MLflow dataset inputs
 (`biorab.tracking.cells.folder_digest`) and the DrugMechDB parse cache. A file whose (size, mtime, ctime,
 inode) did not change since this process last read it is not read again, so digesting the corpus sources
-of every cell at each run start costs one ``stat`` per file after the first read (about 0.1 s cold for
-the 36 MB of staged BioRAB data). ctime is in the signature because tools that copy a file may keep its
-mtime (``cp -p``, rsync), never its ctime.
+of every cell costs one ``stat`` per file after the first read (the staged BioRAB data's 24 corpora: 11
+files, 6.6 MB, 0.03 s the first time, 0.002 s after). ctime is in the signature because tools that copy
+a file may keep its mtime (``cp -p``, rsync), never its ctime.
 """
 
 from __future__ import annotations
