@@ -51,6 +51,9 @@ class CellPlan:
     # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
     # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
     corpus_dir: str | None = None
+    # Retrieving cells: the digest of the files their corpus is built from (`biorab.runner.plan.corpus_key`);
+    # a row is reused only when it was computed with the same (`biorab.runner.instance_key`).
+    corpus_key: str | None = None
 
     @property
     def retrieves(self) -> bool:

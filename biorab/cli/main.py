@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from biorab.cli import exit_codes
+from biorab.cli.flag_help import use_flag_help
 from biorab.errors import BioRABError
 
 # One module per command group; a missing module is skipped so the CLI keeps working while parts land.
@@ -70,6 +71,7 @@ def _quiet_defaults() -> None:
 
 
 _register_commands()
+use_flag_help(app)  # flags show no `<bool>` value to type in any --help
 
 
 def main() -> None:

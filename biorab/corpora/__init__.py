@@ -12,7 +12,7 @@ from pathlib import Path
 
 from biorab.corpora.corpus import KINDS, Corpus, Ledger, LedgerEntry, canonical_jsonl, corpus_digest
 from biorab.corpora.store import read_corpus, write_corpus
-from biorab.corpora.testbeds import DIVERSE_POOL, Loader, TestbedSpec, corrupted_count
+from biorab.corpora.testbeds import DIVERSE_POOL, Loader, TestbedSpec, corrupted_count, source_datasets
 from biorab.errors import UnknownNameError
 from biorab.records import Example
 from biorab.registry import CORPORA
@@ -61,6 +61,19 @@ def build_corpus(
     return result
 
 
+def source_files(
+    kind: str, dataset: str, *, data_dir: str | Path | None = None, pool: Sequence[str] | None = None
+) -> dict[str, Path]:
+    """The files the `kind` corpus of `dataset` is built from, named ``<dataset>:<file name>``: each source
+    dataset's training split and whatever its loader reads with it (no file is read here). Their contents
+    key the resume of retrieving cells (`biorab.runner.plan.corpus_key`)."""
+    from biorab.datasets import get_dataset
+
+    spec = TestbedSpec(dataset=dataset, pool=tuple(pool) if pool else DIVERSE_POOL)
+    return {f"{name}:{path.name}": path for name in source_datasets(kind, spec)
+            for path in get_dataset(name, data_dir=data_dir).source_files("train")}
+
+
 __all__ = [
     "DIVERSE_POOL",
     "KINDS",
@@ -73,6 +86,8 @@ __all__ = [
     "corpus_digest",
     "corrupted_count",
     "read_corpus",
+    "source_datasets",
+    "source_files",
     "train_loader",
     "write_corpus",
 ]

@@ -37,6 +37,15 @@ class TestbedSpec:
     pool: tuple[str, ...] = DIVERSE_POOL
 
 
+def source_datasets(kind: str, spec: TestbedSpec) -> tuple[str, ...]:
+    """The datasets whose training splits the `kind` corpus is built from (its `Corpus.sources`), known
+    without building it: every kind reads the target's own, ``diverse`` the pool's others. A new kind that
+    reads other datasets says so here (`tests/unit/corpora` checks this against every builder)."""
+    if kind == "diverse":
+        return tuple(name for name in spec.pool if name != spec.dataset)
+    return (spec.dataset,)
+
+
 def corrupted_count(rate: float, n: int) -> int:
     """round(rate * n) with halves rounded up (Python's `round` would round 0.5 to even)."""
     return math.floor(rate * n + 0.5)

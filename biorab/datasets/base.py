@@ -65,6 +65,11 @@ class Dataset(ABC):
             )
         return self.data_dir / files[split]
 
+    def source_files(self, split: str) -> tuple[Path, ...]:
+        """Every file `load(split)` reads (its split file; loaders that read more say so): what keys the
+        resume of cells whose retrieval corpus is built from this split (`biorab.corpora.source_files`)."""
+        return (self.path(split),)
+
     def rows(self, split: str) -> Iterator[SourceRow]:
         """The raw rows of `split`, in file order."""
         path = self.path(split)

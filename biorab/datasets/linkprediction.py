@@ -54,6 +54,11 @@ class LinkPredictionDataset(Dataset):
         super().__init__(data_dir=data_dir)
         self._known: set[str] | None = None
 
+    def source_files(self, split: str) -> tuple[Path, ...]:
+        """Every split file: converting a row of any split reads `known_entities` from all of them."""
+        self.path(split)  # an unknown split is an error here too
+        return tuple(self.path(s) for s in self.splits())
+
     def known_entities(self) -> set[str]:
         """Entity names that occur in a question with a single " and ", over all present split files."""
         if self._known is None:

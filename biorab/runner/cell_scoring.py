@@ -23,7 +23,7 @@ AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_r
 def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
     """One row per instance of the slice, in slice order; an instance without any row is an error."""
     best = latest_rows(read_all_rows(cells_dir / plan.cell_id), key=instance_key)
-    keys = [example_key(ex) for ex in examples]
+    keys = [example_key(ex, plan.corpus_key) for ex in examples]  # rows of an edited corpus never count
     missing = [ex.id for ex, k in zip(examples, keys, strict=True) if k not in best]
     if missing:
         raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "

@@ -38,6 +38,24 @@ def load_slice(cell: Cell, data_dir: str | None) -> list[Example]:
     return examples[: cell.dataset.limit] if cell.dataset.limit else examples
 
 
+def corpus_key(cell: Cell) -> str | None:
+    """Digest of the files the cell's retrieval corpus is built from (``None`` when it retrieves nothing).
+
+    It keys the cell's rows, not the cell: the cell id (the run folder of its rows, its MLflow child run)
+    names a setting and stays the same when a corpus source is edited, while the rows computed from the
+    old corpus stop counting (`biorab.runner.instance_key`). A cell with a corpus method transforms that
+    same corpus; the transform's other inputs (backend, sampling) are in the cell id already.
+    """
+    r = cell.retrieval
+    if not r.retrieves:
+        return None
+    from biorab.corpora import source_files
+    from biorab.file_digests import files_digest
+
+    files = source_files(r.testbed, cell.dataset.name, data_dir=cell.config.data_dir)
+    return files_digest(files)[:16]
+
+
 def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
     cfg = cell.config
     task = examples[0].task if examples else ""
@@ -52,12 +70,13 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
         data_dir=cfg.data_dir,
         parser=cfg.parser,
         labels=dataset_labels(cell.dataset.name),
+        corpus_key=corpus_key(cell),
     )
 
 
 def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
     """Every cell with its slice and its pending rows (instances without a successful row on disk whose
-    content is the current example's, `biorab.runner.instance_key`).
+    content, and for retrieving cells corpus sources, are the current ones: `biorab.runner.instance_key`).
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """
@@ -71,7 +90,7 @@ def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
         examples = loaded[spec]
         plan = make_plan(cell, examples)
         done = done_keys(cells_dir / plan.cell_id, instance_key)  # by content: edited data is recomputed
-        pending = [example_row(plan.cell_id, i, ex) for i, ex in enumerate(examples)
-                   if example_key(ex) not in done]
+        pending = [example_row(plan.cell_id, i, ex, plan.corpus_key) for i, ex in enumerate(examples)
+                   if example_key(ex, plan.corpus_key) not in done]
         slices.append(CellSlice(plan, examples, pending))
     return slices

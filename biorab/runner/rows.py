@@ -27,6 +27,9 @@ ROW_SCHEMA = pa.schema(
         ("label", pa.string()),
         ("fields", pa.string()),
         ("source_line", pa.int64()),
+        # Digest of the files the cell's retrieval corpus was built from when the row was planned (null for
+        # cells that retrieve nothing): part of the row's resume key, `biorab.runner.instance_key`.
+        ("corpus_key", pa.string()),
         ("hits", pa.string()),  # JSON list of Hit rows
         ("retrieval_cached", pa.bool_()),
         ("prompt", pa.string()),
@@ -59,11 +62,12 @@ ROW_SCHEMA = pa.schema(
 COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
 
 
-def example_row(cell_id: str, order: int, example: Example) -> dict[str, Any]:
-    """The initial row of one instance in one cell (every later column null)."""
+def example_row(cell_id: str, order: int, example: Example, corpus_key: str | None = None) -> dict[str, Any]:
+    """The initial row of one instance in one cell (every later column null); `corpus_key`: the cell's
+    (`CellPlan.corpus_key`)."""
     row: dict[str, Any] = dict.fromkeys(COLUMNS)
     row.update(example.to_row())
-    row.update(cell_id=cell_id, order=order)
+    row.update(cell_id=cell_id, order=order, corpus_key=corpus_key)
     return row
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from biorab.cells import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
+from biorab.file_digests import file_digest
 from biorab.tracking.session import TABLE_ROWS, CellEntry
 
 
@@ -133,11 +133,11 @@ def dataset_inputs(config: ExperimentConfig, plan: CellPlan) -> list[tuple[str, 
     return [(f"{plan.dataset}-{plan.split}", folder_digest(folder), folder.resolve().as_uri())]
 
 
-@cache
 def folder_digest(folder: Path) -> str:
-    """sha256 over the (relative name, content) of every file of a dataset folder."""
+    """sha256 over the (relative name, content) of every file of a dataset folder (files unchanged since
+    this process read them are not read again, `biorab.file_digests`)."""
     digest = hashlib.sha256()
     for file in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(json.dumps(file.relative_to(folder).as_posix()).encode())
-        digest.update(hashlib.sha256(file.read_bytes()).digest())
+        digest.update(bytes.fromhex(file_digest(file)))
     return digest.hexdigest()

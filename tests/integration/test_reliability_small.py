@@ -61,7 +61,7 @@ def test_score_on_parquet_says_so(tmp_path: Path) -> None:
 
 
 def test_flags_are_flags(tmp_path: Path) -> None:
-    """No flag shows a ``<bool>`` value to type (typer's own --help line aside)."""
+    """No flag shows a ``<bool>`` value to type (every flag of every command: test_cli_help.py)."""
     cases = ((("data", "stats"), "--no-json"), (("run",), "--no-ray"), (("validate",), "--skip-data"))
     for args, flag in cases:
         text = biorab(*args, "--help", cache=tmp_path, COLUMNS="150").stdout

@@ -7,7 +7,6 @@ Parsing 7 MB of YAML takes seconds, so the parsed records are cached as JSON und
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import defaultdict
@@ -18,6 +17,7 @@ from typing import Any
 
 from biorab.drugmech.graph.moa import MoA, moa_from_record
 from biorab.errors import DataError
+from biorab.file_digests import file_digest
 from biorab.paths import cache_dir, drugmechdb_dir
 
 PATHS_FILE = "indication_paths.yaml"
@@ -82,14 +82,6 @@ class DrugMechDB:
         return DrugMechDB(list(moas), digest=self.digest)
 
 
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _slim(rec: Any, index: int, path: Path) -> dict[str, Any]:
     """Keep only what the benchmark reads; the rest (references, comments) is dropped from the cache."""
     if not isinstance(rec, Mapping):
@@ -126,7 +118,7 @@ def load_records(path: Path, *, use_cache: bool = True) -> tuple[list[dict[str, 
     """The slimmed records of one ``indication_paths.yaml`` and its digest, through the JSON cache."""
     if not path.is_file():
         raise DataError("DrugMechDB file not found", path=path)
-    digest = _file_digest(path)
+    digest = file_digest(path)  # the sha256 of the file: keys the parse cache
     cached = cache_dir() / "drugmech" / f"drugmechdb-{digest[:16]}-v{_CACHE_FORMAT}.json"
     if use_cache and cached.is_file():
         records: list[dict[str, Any]] = json.loads(cached.read_text(encoding="utf-8"))
