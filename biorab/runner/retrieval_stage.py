@@ -13,7 +13,7 @@ from typing import Any
 from biorab.caches import HitStore
 from biorab.cells import CellPlan
 from biorab.errors import BioRABError
-from biorab.ral import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral import CachedRetriever, build_testbed_retriever
 from biorab.runner.rows import hits_json
 
 
@@ -31,10 +31,10 @@ class RetrievalStage:
         params = r.retriever_params
         index_spec = (r.testbed, r.rate, plan.dataset, plan.seed, plan.data_dir, r.retriever,
                       tuple(sorted((k, repr(v)) for k, v in params.items())), plan.corpus_dir)
-        selection = Selection(k=r.k, keep_ties=r.keep_ties, tie_pool=r.tie_pool, dedupe=r.dedupe)
+        selection = r.selection
         if index_spec not in self._indexes:  # one corpus and index per spec, whatever the selection
             self._indexes[index_spec] = build_testbed_retriever(
-                testbed=r.testbed, dataset=plan.dataset, retriever=r.retriever, params=params, rate=r.rate,
+                testbed=r.testbed, dataset=plan.dataset, retriever=r.retriever, params=r.params, rate=r.rate,
                 seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection,
                 transform=_corpus_hook(plan))
         built = self._indexes[index_spec]
