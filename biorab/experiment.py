@@ -102,7 +102,7 @@ class RetrievalSpec(Selection, _HitSource):
         retriever: a `RETRIEVERS` name; `params` are its own ``Params`` (but for ``keep_ties`` and ``dedupe``,
             set from the selection).
         k, keep_ties, tie_pool, dedupe: which hits go into the prompt, the fields of
-            `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}`` is their deprecated spelling).
+            `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}``: dedupe's deprecated spelling).
         template: the template variant of `biorab.tasks.get_template`.
         awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
             top retrieved example and report the negative-awareness rates. ``None`` (default) means on for

@@ -1,11 +1,11 @@
 """`CachedRetriever`: an indexed retriever, the selection rule (k, ties, dedupe) and the hit cache together.
 
-The selection of hits belongs to the retrieval side (`biorab.retrieval.selection`: the `Selection` fields and
-`search_selected`, which applies them); the RAL core only asks for "the hits of these queries". Hit cache keys
-are (retriever fingerprint, corpus digest, query, the selection's fields), unchanged from the runner's
-earlier keys, so existing caches stay valid. An optional
-hit filter (e.g. the trained awareness encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected
-hits; its fingerprint enters the key only when a filter is set.
+The selection of hits belongs to the retrieval side (`biorab.retrieval.selection`: the `Selection` fields
+and `search_selected`, which applies them); the RAL core only asks for "the hits of these queries". Hit
+cache keys are (retriever fingerprint, corpus digest, query, the selection's fields), unchanged from the
+runner's earlier keys, so existing caches stay valid. An optional hit filter (e.g. the trained awareness
+encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected hits; its fingerprint enters the key only
+when a filter is set.
 """
 
 from __future__ import annotations
