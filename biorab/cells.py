@@ -9,20 +9,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from biorab.errors import BioRABError
 
 if TYPE_CHECKING:
     from biorab.experiment import RetrievalSpec
     from biorab.records import Example
 
 
+class CellInfo(Protocol):
+    """An experiment source's own description of a cell that is not a dataset slice (e.g. DrugMech's
+    `DrugMechCellInfo`: query file, query type, world or disease mode, run)."""
+
+    def columns(self) -> dict[str, Any]:
+        """What the cell is, as ``summary.json`` and the MLflow params show it (values: str, int or None)."""
+        ...
+
+
 @dataclass(frozen=True)
 class CellPlan:
     """One cell as the stages see it: small and picklable, never the whole config.
 
+    A cell is either a dataset slice under a retrieval setting (`dataset`, `split`, `retrieval`,
+    `data_dir` set: BioRAB cells) or described by its source's own `info` (those four unset).
+
     Attributes:
-        dataset, split: where the cell's instances come from, as reported (a dataset and its split; an
-            experiment source may name its own input and setting here, e.g. a query file and a world).
+        task: the task of the cell's rows (a `biorab.tasks` task, or the source's own, e.g. ``drugmech``).
+        dataset, split: the dataset and split the instances come from; ``None`` for other cells.
+        retrieval: the retrieval setting (its testbed may be ``none``: a zero-shot cell of a dataset);
+            ``None`` for cells that never retrieve.
+        data_dir: the BioRAB data root of the dataset (``None``: the default, or no dataset).
         renders: the render stage fills the prompt from the task template; ``False`` when the experiment
             source put a rendered prompt on each row when planning.
         parses: the parse stage fills ``pred_*``; ``False`` when the experiment source scores the
@@ -30,24 +47,24 @@ class CellPlan:
         sampling_seed: the seed this cell's rows sample with (``None``: the run's sampling seed).
         corpus_dir: for cells with a corpus method, the transformed corpus to index (else ``None``).
         source: the name of the experiment source that planned the cell; `info` is that source's own
-            description of the cell (opaque to generic code).
+            description of the cell (`CellInfo`), ``None`` for dataset slices.
     """
 
     cell_id: str
     label: str
-    dataset: str
-    split: str
     task: str
-    retrieval: RetrievalSpec
     seed: int
-    data_dir: str | None
     parser: str
     labels: tuple[str, ...] | None
+    dataset: str | None = None
+    split: str | None = None
+    retrieval: RetrievalSpec | None = None
+    data_dir: str | None = None
     renders: bool = True
     parses: bool = True
     sampling_seed: int | None = None
     source: str = "biorab"
-    info: Any = None
+    info: CellInfo | None = None
     # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
     # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
     corpus_dir: str | None = None
@@ -57,7 +74,34 @@ class CellPlan:
 
     @property
     def retrieves(self) -> bool:
-        return self.retrieval.retrieves
+        return self.retrieval is not None and self.retrieval.retrieves
+
+    @property
+    def probes(self) -> bool:
+        """Whether the awareness probe runs on this cell's rows."""
+        return self.retrieval is not None and self.retrieval.probes
+
+    @property
+    def corpus_method(self) -> str:
+        """The retrieval setting's corpus method (``none`` without one, or without retrieval)."""
+        return self.retrieval.method if self.retrieval is not None else "none"
+
+    def dataset_setting(self) -> tuple[str, RetrievalSpec]:
+        """The dataset and the retrieval setting of a dataset-slice cell, for the code that only such cells
+        reach (rendering from a task template, retrieval, task scoring)."""
+        if self.dataset is None or self.retrieval is None:
+            raise BioRABError(f"cell {self.cell_id} (from {self.source}) is not a dataset slice")
+        return self.dataset, self.retrieval
+
+    def columns(self) -> dict[str, Any]:
+        """What the cell is, as ``summary.json`` shows it: a dataset slice's dataset, split, task, testbed
+        and retriever, or the task and the source's own description (`info`)."""
+        if self.info is not None:
+            return {"task": self.task, **self.info.columns()}
+        r = self.retrieval
+        return {"dataset": self.dataset, "split": self.split, "task": self.task,
+                "testbed": r.testbed if r is not None else "none",
+                "retriever": r.retriever if r is not None and self.retrieves else None}
 
 
 @dataclass
@@ -80,8 +124,6 @@ class CellResult:
     generation_failures: int
     predictions_path: Path
     extra: dict[str, Any] = field(default_factory=dict)
-    # MLflow tags that say what the cell is, when its source has its own (None: dataset/retrieval tags).
-    tags: dict[str, str] | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -93,11 +135,7 @@ class CellResult:
         return {
             "cell_id": self.plan.cell_id,
             "cell": self.plan.label,
-            "dataset": self.plan.dataset,
-            "split": self.plan.split,
-            "task": self.plan.task,
-            "testbed": self.plan.retrieval.testbed,
-            "retriever": self.plan.retrieval.retriever if self.plan.retrieves else None,
+            **self.plan.columns(),
             "n": self.n,
             "metrics": self.metrics,
             "parse_failures": self.parse_failures,

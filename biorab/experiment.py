@@ -26,6 +26,7 @@ from biorab.drugmech.experiment.spec import DrugMechSpec, with_chat_default
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.learn.hit_filter import HitFilterSpec
 from biorab.params import Params
+from biorab.retrieval.selection import Selection
 
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
 ParserMode = Literal["robust", "strict_original"]
@@ -81,19 +82,27 @@ class DatasetSpec(Params):
         return data
 
 
-class RetrievalSpec(Params):
-    """One retrieval setting (testbed corpus + retriever + prompt variant).
+class _HitSource(Params):
+    """Where a retrieval entry's hits come from (see `RetrievalSpec`)."""
+
+    testbed: TestbedKind = "none"
+    rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    retriever: str = "bm25"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+# Bases in this order keep the fields (and the resolved config.yaml of a run) in their order: testbed, rate,
+# retriever, params, then the selection (k, keep_ties, tie_pool, dedupe), then the prompt options.
+class RetrievalSpec(Selection, _HitSource):
+    """One retrieval setting (testbed corpus + retriever + selection + prompt variant).
 
     Attributes:
         testbed: ``none`` (no retrieval: zero-shot prompt) or the corpus kind of `biorab.corpora`.
         rate: corruption rate of the ``counterfactual`` testbed (and any other kind that takes one).
-        retriever: a `RETRIEVERS` name; `params` are its own ``Params``.
-        k: number of retrieved examples put into the prompt.
-        keep_ties: also keep hits tied with the k-th score (the original kept every top-1 tie).
-        tie_pool: how many extra candidates are fetched to find those ties.
-        dedupe: drop retrieved examples whose (key, value) repeats an earlier one (the original's top-1
-            with ties did; its BM25 top-3 classification prompts did not: ``dedupe: false``). Also passed
-            to the retriever as its ``dedupe`` param.
+        retriever: a `RETRIEVERS` name; `params` are its own ``Params`` (but for ``keep_ties`` and ``dedupe``,
+            set from the selection).
+        k, keep_ties, tie_pool, dedupe: which hits go into the prompt, the fields of
+            `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}``: dedupe's deprecated spelling).
         template: the template variant of `biorab.tasks.get_template`.
         awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
             top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
@@ -104,14 +113,6 @@ class RetrievalSpec(Params):
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
     """
 
-    testbed: TestbedKind = "none"
-    rate: float | None = Field(default=None, ge=0.0, le=1.0)
-    retriever: str = "bm25"
-    params: dict[str, Any] = Field(default_factory=dict)
-    k: int = Field(default=1, ge=1)
-    keep_ties: bool = True
-    tie_pool: int = Field(default=8, ge=0)
-    dedupe: bool = True
     template: str = "default"
     awareness_probe: bool | None = None
     filter: HitFilterSpec | None = None
@@ -137,14 +138,6 @@ class RetrievalSpec(Params):
             raise ValueError("awareness_probe needs retrieved examples; testbed 'none' has none")
         return self
 
-    @model_validator(mode="after")
-    def _one_dedupe_switch(self) -> RetrievalSpec:
-        # Two switches that disagree would silently keep or drop duplicates depending on the stage.
-        if "dedupe" in self.params and self.params["dedupe"] != self.dedupe:
-            raise ValueError(f"params.dedupe={self.params['dedupe']!r} contradicts dedupe={self.dedupe}; "
-                             "set only the retrieval entry's dedupe")
-        return self
-
     @property
     def retrieves(self) -> bool:
         return self.testbed != "none"
@@ -158,9 +151,8 @@ class RetrievalSpec(Params):
 
     @property
     def retriever_params(self) -> dict[str, Any]:
-        """The retriever's params, with ``dedupe: false`` passed on when the setting keeps duplicates
-        (left out otherwise, so that default settings keep their fingerprints and cache keys)."""
-        return dict(self.params) if self.dedupe else {**self.params, "dedupe": False}
+        """The retriever's params under this setting's selection (`Selection.index_params`)."""
+        return self.index_params(self.params)
 
     def fingerprint_json(self) -> dict[str, Any]:
         """The setting as digested into cell fingerprints: options at their defaults are left out, so that

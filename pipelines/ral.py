@@ -87,7 +87,7 @@ def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
     kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
               "sampling": config.sampling.model_dump(), "generations_store": generations_store,
               # only the probing cells' plans: the actor probes their rows after the task generation
-              "plans": {k: p for k, p in plans.items() if p.retrieval.probes},
+              "plans": {k: p for k, p in plans.items() if p.probes},
               "seeds": sampling_seeds(plans)}  # DrugMech run r samples with seed + r
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
 

@@ -14,7 +14,8 @@ from typing import Any
 from ray import serve
 
 from biorab.caches import HitStore, default_store_paths
-from biorab.ral import CachedRetriever, RetrievedHits, Selection, build_testbed_retriever
+from biorab.ral import CachedRetriever, RetrievedHits, build_testbed_retriever
+from biorab.retrieval.selection import Selection
 from serve.stores import thread_safe
 
 log = logging.getLogger("ray.serve")
@@ -40,11 +41,8 @@ class Retriever:
         log.info("loading the %s index of the %s/%s corpus (built and cached on first use)",
                  spec.retriever, dataset, spec.testbed)
         self.base = build_testbed_retriever(
-            testbed=spec.testbed, dataset=dataset, retriever=spec.retriever, params=spec.retriever_params,
-            rate=spec.rate, seed=seed, data_dir=data_dir,
-            selection=Selection(k=spec.k, keep_ties=spec.keep_ties, tie_pool=spec.tie_pool,
-                                dedupe=spec.dedupe),
-            store=store)
+            testbed=spec.testbed, dataset=dataset, retriever=spec.retriever, params=spec.params,
+            rate=spec.rate, seed=seed, data_dir=data_dir, selection=spec.selection, store=store)
         log.info("index ready in %.1f s", time.monotonic() - started)
         self.by_k: dict[int, CachedRetriever] = {spec.k: self.base}
 
@@ -59,8 +57,7 @@ class Retriever:
         if k is None:
             return self.base
         if k not in self.by_k:  # the same index and hit store, another selection
-            s = self.base.selection
             self.by_k[k] = CachedRetriever(self.base.retriever, self.base.corpus_digest,
-                                           Selection(k=k, keep_ties=s.keep_ties, tie_pool=s.tie_pool,
-                                                     dedupe=s.dedupe), self.base.store)
+                                           Selection(**{**self.base.selection.model_dump(), "k": k}),
+                                           self.base.store)
         return self.by_k[k]

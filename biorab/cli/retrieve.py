@@ -10,11 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from biorab.errors import ConfigError
-from biorab.experiment import RetrievalSpec
+from biorab.retrieval.selection import Selection
 
-# One default for `biorab retrieve` and `biorab run` configs (`retrieval[].keep_ties`).
-KEEP_TIES_DEFAULT: bool = RetrievalSpec.model_fields["keep_ties"].default
-TIE_POOL_DEFAULT: int = RetrievalSpec.model_fields["tie_pool"].default
+# One default for `biorab retrieve` and `biorab run` configs (`retrieval[].keep_ties`): the selection's.
+KEEP_TIES_DEFAULT: bool = Selection.model_fields["keep_ties"].default
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="BioRAB data folder (default: the staged data).")
@@ -93,8 +92,8 @@ def retrieve(
     if k <= 0:  # checked here: the hits are searched `tie_pool` deeper than k
         raise ConfigError(f"k must be a positive integer, got {k}", key="--k")
     corpus, _ = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
-    # Shown hits are selected as `biorab run` selects them (top k, then ties within `tie_pool` extra
-    # candidates), so the engine itself keeps none; `--eval` keeps the retriever's own tie rule.
+    # Shown hits are selected as `biorab run` selects them (`Selection`: top k, then ties within `tie_pool`
+    # extra candidates), so the engine itself keeps none; `--eval` keeps the retriever's own tie rule.
     engine = _build_engine(retriever, encoder, model, keep_ties and evaluate)
     engine.index(corpus.items)
     header = {
@@ -176,13 +175,11 @@ def _print_hits(
     as_json: bool,
 ) -> None:
     from biorab.datasets import load_dataset
-    from biorab.retrieval.ranking import select_hits
+    from biorab.retrieval.selection import search_selected
 
     examples = load_dataset(dataset, split, data_dir=data_dir)[:limit]
-    keep_ties = bool(header["keep_ties"])
-    depth = k + (TIE_POOL_DEFAULT if keep_ties else 0)
-    found = engine.search({e.id: e.text for e in examples}, depth)
-    hits = {q: select_hits(found.get(q, []), k, keep_ties=keep_ties) for q in found}
+    selection = Selection(k=k, keep_ties=bool(header["keep_ties"]))
+    hits = search_selected(engine, {e.id: e.text for e in examples}, selection)
     if as_json:
         results = [
             {"id": e.id, "query": e.text, "label": e.label, "hits": [h.to_row() for h in hits[e.id]]}

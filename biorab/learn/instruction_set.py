@@ -15,8 +15,9 @@ from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import DataError
 from biorab.learn.config import TrainingSource
 from biorab.learn.records import InstructionRecord
-from biorab.ral.retriever import CachedRetriever, Selection
+from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Hit
+from biorab.retrieval.selection import Selection
 
 # Extra candidates fetched so that k hits remain after an instance's own item (and its copies) is dropped.
 SELF_MARGIN = 4
@@ -69,9 +70,10 @@ def index_corpus(source: TrainingSource, corpus: Corpus) -> CachedRetriever:
     """The RAL core's retriever over `corpus`, fetching `SELF_MARGIN` extra candidates per query."""
     from biorab.retrieval import build_retriever
 
-    index = build_retriever(source.retriever, dict(source.retriever_params))
+    selection = Selection(k=source.k + SELF_MARGIN, keep_ties=False)
+    index = build_retriever(source.retriever, selection.index_params(source.retriever_params))
     index.index(corpus.items)
-    return CachedRetriever(index, corpus.digest, Selection(k=source.k + SELF_MARGIN, keep_ties=False))
+    return CachedRetriever(index, corpus.digest, selection)
 
 
 def retrieve_without_self(

@@ -70,10 +70,10 @@ def prepare_method_corpora(
     out: dict[str, MethodOutcome] = {}
     try:
         for s in slices:
-            r = s.plan.retrieval
-            if r.method == "none":  # (DrugMech cells carry a default retrieval spec)
+            if s.plan.corpus_method == "none":
                 continue
-            spec = stable_digest([r.testbed, r.rate, r.method, s.plan.dataset, s.plan.seed, s.plan.data_dir])
+            dataset, r = s.plan.dataset_setting()
+            spec = stable_digest([r.testbed, r.rate, r.method, dataset, s.plan.seed, s.plan.data_dir])
             if spec not in done:
                 done[spec] = _prepare_one(config, s, lazy, generations_store, cache_root)
             out[s.plan.cell_id] = done[spec]
@@ -87,8 +87,9 @@ def _prepare_one(config: ExperimentConfig, s: CellSlice, lazy: _LazyBackend, gen
                  cache_root: Path) -> MethodOutcome:
     from biorab.corpora import build_corpus
 
-    r, plan = s.plan.retrieval, s.plan
-    source, truth = build_corpus(r.testbed, plan.dataset, rate=r.rate, seed=plan.seed, data_dir=plan.data_dir)
+    plan = s.plan
+    dataset, r = plan.dataset_setting()
+    source, truth = build_corpus(r.testbed, dataset, rate=r.rate, seed=plan.seed, data_dir=plan.data_dir)
     key = stable_digest(["method-corpus/v1", r.method, PROMPT_VERSION, source.digest,
                          config.backend.model_dump(mode="json"),
                          transform_sampling(config.sampling).model_dump(mode="json")])

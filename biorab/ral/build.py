@@ -14,7 +14,7 @@ from biorab.generation.base import SamplingParams
 from biorab.labels import LABELS, RELATIONS
 from biorab.ral.core import RAL
 from biorab.ral.generator import CachedGenerator
-from biorab.ral.retriever import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral.retriever import CachedRetriever, build_testbed_retriever
 
 
 def dataset_labels(dataset: str) -> tuple[str, ...] | None:
@@ -58,9 +58,8 @@ def build_ral(
 
         retriever = build_testbed_retriever(
             testbed=retrieval.testbed, dataset=dataset, retriever=retrieval.retriever,
-            params=retrieval.retriever_params, rate=retrieval.rate, seed=seed, data_dir=data_dir,
-            selection=Selection(k=retrieval.k, keep_ties=retrieval.keep_ties, tie_pool=retrieval.tie_pool,
-                                dedupe=retrieval.dedupe),
+            params=retrieval.params, rate=retrieval.rate, seed=seed, data_dir=data_dir,
+            selection=retrieval.selection,
             store=stores[0], transform=_method_transform(retrieval, generator, sampling),
             hit_filter=build_hit_filter(getattr(retrieval, "filter", None), dataset=dataset))
     return RAL(template=template, generator=generator, sampling=sampling, retriever=retriever, parser=parser,

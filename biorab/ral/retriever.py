@@ -1,37 +1,23 @@
 """`CachedRetriever`: an indexed retriever, the selection rule (k, ties, dedupe) and the hit cache together.
 
-The selection of hits belongs to the retrieval side (`biorab.retrieval.ranking.select_hits`); the RAL core
-only asks for "the hits of these queries". Hit cache keys are (retriever fingerprint, corpus digest, query,
-k, tie rule, dedupe), unchanged from the runner's earlier keys, so existing caches stay valid. An optional
-hit filter (e.g. the trained awareness encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected
-hits; its fingerprint enters the key only when a filter is set.
+The selection of hits belongs to the retrieval side (`biorab.retrieval.selection`: the `Selection` fields
+and `search_selected`, which applies them); the RAL core only asks for "the hits of these queries". Hit
+cache keys are (retriever fingerprint, corpus digest, query, the selection's fields), unchanged from the
+runner's earlier keys, so existing caches stay valid. An optional hit filter (e.g. the trained awareness
+encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected hits; its fingerprint enters the key only
+when a filter is set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from biorab.caches import HitStore, hits_key
 from biorab.generation.base import stable_digest
 from biorab.ral.answer import RetrievedHits
 from biorab.records import Hit
-
-
-@dataclass(frozen=True)
-class Selection:
-    """How many retrieved examples go into a prompt, and how ties and duplicates are treated."""
-
-    k: int = 1
-    keep_ties: bool = True
-    tie_pool: int = 8
-    dedupe: bool = True
-
-    @property
-    def depth(self) -> int:
-        """How many candidates to ask the index for, so that ties with the k-th hit can be found."""
-        return self.k + (self.tie_pool if self.keep_ties else 0)
+from biorab.retrieval.selection import Selection, search_selected
 
 
 class HitFilter(Protocol):
@@ -55,9 +41,8 @@ class CachedRetriever:
         self.hit_filter = hit_filter
 
     def key(self, query: str) -> str:
-        s = self.selection
-        key = hits_key(retriever=self.retriever.fingerprint, corpus=self.corpus_digest, query=query, k=s.k,
-                       keep_ties=s.keep_ties, tie_pool=s.tie_pool, dedupe=s.dedupe)
+        key = hits_key(retriever=self.retriever.fingerprint, corpus=self.corpus_digest, query=query,
+                       **self.selection.key_fields())
         return key if self.hit_filter is None else stable_digest([key, "filter", self.hit_filter.fingerprint])
 
     def _filtered(self, query: str, hits: list[Hit]) -> list[Hit]:
@@ -65,18 +50,13 @@ class CachedRetriever:
 
     def search(self, queries: Mapping[str, str]) -> dict[str, RetrievedHits]:
         """Query id → its selected hits (best first), from the cache where present."""
-        from biorab.retrieval.ranking import select_hits
-
         keys = {qid: self.key(text) for qid, text in queries.items()}
         cached = self.store.get_many(list(keys.values())) if self.store is not None else {}
         missing = {qid: text for qid, text in queries.items() if keys[qid] not in cached}
         fresh: dict[str, list[Hit]] = {}
         if missing:
-            s = self.selection
-            found = self.retriever.search(missing, s.depth)
-            fresh = {keys[q]: self._filtered(text, select_hits(found.get(q, []), s.k, keep_ties=s.keep_ties,
-                                                               dedupe=s.dedupe))
-                     for q, text in missing.items()}
+            selected = search_selected(self.retriever, missing, self.selection)
+            fresh = {keys[q]: self._filtered(text, selected[q]) for q, text in missing.items()}
             if self.store is not None:
                 self.store.put_many(fresh)
         return {qid: RetrievedHits(tuple(cached[key]), True) if key in cached
@@ -97,7 +77,8 @@ def build_testbed_retriever(
     hit_filter: HitFilter | None = None,
     transform: Callable[[Any, Any], Any] | None = None,
 ) -> CachedRetriever:
-    """Build the `testbed` corpus of `dataset`, index it with `retriever`, and wrap it with its selection.
+    """Build the `testbed` corpus of `dataset`, index it with `retriever` (its `params` under the selection:
+    `Selection.index_params`), and wrap it with its selection.
 
     `transform` (corpus, ledger) -> corpus replaces the testbed corpus before indexing (the paper's
     methods, `biorab.methods.StoredTransform`); the transformed corpus's digest then keys the index and the
@@ -109,6 +90,7 @@ def build_testbed_retriever(
     corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
     if transform is not None:
         corpus = transform(corpus, ledger)
-    index = build_retriever(retriever, dict(params or {}))
+    selection = selection or Selection()
+    index = build_retriever(retriever, selection.index_params(params or {}))
     index.index(corpus.items)
-    return CachedRetriever(index, corpus.digest, selection or Selection(), store, hit_filter)
+    return CachedRetriever(index, corpus.digest, selection, store, hit_filter)

@@ -1,4 +1,7 @@
-"""Turning candidate scores into hits: deterministic order, de-duplication and top-score ties.
+"""Turning an index's candidate scores into hits: deterministic order, de-duplication and top-score ties.
+
+This is the retriever's own search (`Retriever.search(queries, k)`); the rule that selects a prompt's hits
+from them (a run's k, ties within a pool, dedupe) is `biorab.retrieval.selection`.
 
 Candidates are ordered by score (descending), then by corpus position, so equal scores always come out in
 the same order whatever the index library did. With ``keep_ties`` every item whose score equals the k-th
@@ -8,7 +11,6 @@ de-duplicated: the original's ``np.where(arr == np.max(arr))``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -95,32 +97,3 @@ def to_hits(items: Sequence[CorpusItem], picked: Sequence[tuple[int, float]]) ->
         )
         for r, (p, s) in enumerate(picked)
     ]
-
-
-def select_hits(hits: Sequence[Hit], k: int, *, keep_ties: bool, dedupe: bool = True) -> list[Hit]:
-    """The top `k` hits, plus (with `keep_ties`) every later hit tied with the k-th score, and (with
-    `dedupe`) without duplicate (key, value) pairs. `hits` are best first, as `Retriever.search` returns them.
-
-    >>> h = [Hit("a", 2.0, 0, "x", "1"), Hit("b", 2.0, 1, "y", "1"), Hit("c", 1.0, 2, "z", "0")]
-    >>> [x.doc_id for x in select_hits(h, 1, keep_ties=True)]
-    ['a', 'b']
-    >>> [x.doc_id for x in select_hits(h, 1, keep_ties=False)]
-    ['a']
-    >>> d = [Hit("a", 2.0, 0, "x", "1"), Hit("b", 1.5, 1, "x", "1"), Hit("c", 1.0, 2, "z", "0")]
-    >>> [x.doc_id for x in select_hits(d, 2, keep_ties=False)], [x.doc_id for x in select_hits(d, 2,
-    ...     keep_ties=False, dedupe=False)]
-    (['a'], ['a', 'b'])
-    """
-    chosen = list(hits[:k])
-    if keep_ties and chosen and len(hits) > k:
-        edge = chosen[-1].score
-        chosen += [h for h in hits[k:] if math.isclose(h.score, edge, rel_tol=1e-9, abs_tol=1e-12)]
-    if not dedupe:
-        return chosen
-    seen: set[tuple[str, str | None]] = set()
-    unique = []
-    for hit in chosen:
-        if (hit.key, hit.value) not in seen:
-            seen.add((hit.key, hit.value))
-            unique.append(hit)
-    return unique

@@ -35,7 +35,7 @@ class ProbeStage:
     @property
     def active(self) -> bool:
         """Whether any cell of the run probes (the Ray pipeline skips the stage otherwise)."""
-        return any(p.retrieval.probes for p in self.plans.values())
+        return any(p.probes for p in self.plans.values())
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not self.active:
@@ -43,7 +43,7 @@ class ProbeStage:
         by_parser: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
             plan = self.plans.get(row["cell_id"])
-            if plan is not None and plan.retrieval.probes:
+            if plan is not None and plan.probes:
                 by_parser.setdefault(plan.parser, []).append(row)
         for parser, group in by_parser.items():
             probes = ask_probes(self.generate.generator, [row_example(r) for r in group],

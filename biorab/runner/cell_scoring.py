@@ -40,17 +40,18 @@ def score_cell(
     from biorab.metrics import score
     from biorab.metrics.predictions_scoring import triple_matching_for
 
+    dataset, retrieval = plan.dataset_setting()
     rows = final_rows(plan, examples, cells_dir)
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
     with atomic_path(path) as tmp:
         pq.write_table(to_table(rows), tmp)
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
-    report = score(plan.task, golds, preds, labels=LABELS.get(plan.dataset), n_boot=n_boot, seed=seed,
+    report = score(plan.task, golds, preds, labels=LABELS.get(dataset), n_boot=n_boot, seed=seed,
                    triple_matching=triple_matching_for(plan.parser))
     payload = report.to_json()
     metrics, extra = dict(payload["metrics"]), {}
-    if plan.retrieval.probes:
+    if retrieval.probes:
         awareness = score_awareness(plan, rows, preds, n_boot=n_boot, seed=seed)
         metrics.update(awareness["metrics"])
         extra["awareness_counts"] = awareness["counts"]
@@ -76,7 +77,7 @@ def score_awareness(
     from biorab.metrics.tables import instance_table
 
     golds = [r["label"] for r in rows]
-    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset),
+    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
                              triple_matching=triple_matching_for(plan.parser)).correct
     asked = [i for i, r in enumerate(rows) if r["probe_prompt"] is not None]
     judgements = [rows[i]["probe_judgement"] for i in asked]

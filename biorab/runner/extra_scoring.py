@@ -37,9 +37,10 @@ def _add_sampling_bias(result: CellResult, config: ExperimentConfig) -> None:
     from biorab.runner.rows import row_prediction
 
     spec = _resample(config, result.plan.cell_id)
-    positive = positive_label(result.plan.dataset, spec.positive)
+    dataset, _ = result.plan.dataset_setting()
+    positive = positive_label(dataset, spec.positive)
     rows = pq.read_table(result.predictions_path).to_pylist()
-    labels = LABELS.get(result.plan.dataset) or tuple(sorted({r["label"] for r in rows}))
+    labels = LABELS.get(dataset) or tuple(sorted({r["label"] for r in rows}))
     ranking = binary_ranking([r["label"] for r in rows], [row_prediction(r) for r in rows], labels, positive,
                              n_boot=config.n_boot, seed=config.seed)
     result.metrics.update({k: v.to_json() for k, v in ranking.items()})

@@ -13,7 +13,7 @@ from typing import Any
 from biorab.caches import HitStore
 from biorab.cells import CellPlan
 from biorab.errors import BioRABError
-from biorab.ral import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral import CachedRetriever, build_testbed_retriever
 from biorab.runner.rows import hits_json
 
 
@@ -27,21 +27,21 @@ class RetrievalStage:
         self._filters: dict[str, Any] = {}
 
     def _retriever_for(self, plan: CellPlan) -> CachedRetriever:
-        r = plan.retrieval
+        dataset, r = plan.dataset_setting()
         params = r.retriever_params
-        index_spec = (r.testbed, r.rate, plan.dataset, plan.seed, plan.data_dir, r.retriever,
+        index_spec = (r.testbed, r.rate, dataset, plan.seed, plan.data_dir, r.retriever,
                       tuple(sorted((k, repr(v)) for k, v in params.items())), plan.corpus_dir)
-        selection = Selection(k=r.k, keep_ties=r.keep_ties, tie_pool=r.tie_pool, dedupe=r.dedupe)
+        selection = r.selection
         if index_spec not in self._indexes:  # one corpus and index per spec, whatever the selection
             self._indexes[index_spec] = build_testbed_retriever(
-                testbed=r.testbed, dataset=plan.dataset, retriever=r.retriever, params=params, rate=r.rate,
+                testbed=r.testbed, dataset=dataset, retriever=r.retriever, params=r.params, rate=r.rate,
                 seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection,
                 transform=_corpus_hook(plan))
         built = self._indexes[index_spec]
         if plan.cell_id not in self._filters:  # the trained-encoder filter of the setting, if any
             from biorab.learn.hit_filter import build_hit_filter
 
-            self._filters[plan.cell_id] = build_hit_filter(r.filter, dataset=plan.dataset)
+            self._filters[plan.cell_id] = build_hit_filter(r.filter, dataset=dataset)
         return CachedRetriever(built.retriever, built.corpus_digest, selection, self.store,
                                self._filters[plan.cell_id])
 
@@ -62,10 +62,10 @@ class RetrievalStage:
 
 def _corpus_hook(plan: CellPlan) -> Any:
     """The stored transformed corpus of a cell with a corpus method (``None``: index the testbed as is)."""
-    if plan.retrieval.method == "none":
+    if plan.corpus_method == "none":
         return None
     if plan.corpus_dir is None:  # the runner prepares it before execution; never index the raw testbed
-        raise BioRABError(f"cell {plan.label}: method {plan.retrieval.method} but no transformed corpus was "
+        raise BioRABError(f"cell {plan.label}: method {plan.corpus_method} but no transformed corpus was "
                           "prepared (run it through biorab.runner.run_experiment)")
     from biorab.methods.store import StoredTransform
 

@@ -126,7 +126,7 @@ def _run_locked(
 def _prepare_methods(config: ExperimentConfig, slices: list[CellSlice], backend: Any) -> dict[str, Any]:
     """Transform the corpora of cells with a corpus method (before the pipeline: the retrieval stage
     indexes the transformed corpus); nothing to do, and no import, when no cell has one."""
-    if not any(s.plan.retrieval.method != "none" for s in slices):
+    if not any(s.plan.corpus_method != "none" for s in slices):
         return {}
     from biorab.methods.apply import prepare_method_corpora
 

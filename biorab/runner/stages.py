@@ -33,11 +33,12 @@ class RenderStage:
         self._templates: dict[tuple[str, str], Any] = {}
 
     def _template(self, plan: CellPlan) -> Any:
-        key = (plan.dataset, plan.retrieval.template)
+        dataset, retrieval = plan.dataset_setting()
+        key = (dataset, retrieval.template)
         if key not in self._templates:
             from biorab.tasks import get_template
 
-            self._templates[key] = get_template(plan.dataset, variant=plan.retrieval.template, task=plan.task)
+            self._templates[key] = get_template(dataset, variant=retrieval.template, task=plan.task)
         return self._templates[key]
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ParserMode, TestbedKind, TrackingConfig
 from biorab.generation.base import SamplingParams
 from biorab.params import Params
+from biorab.retrieval.selection import Selection
 
 #: The axes an ``exclude`` entry may name (and the keys of a `biorab.sweep.expand.SweepCell`).
 AXES = ("model", "dataset", "retriever", "testbed", "rate", "method", "seed")
@@ -70,19 +71,23 @@ class ModelProfile(Params):
         return out
 
 
-class RetrieverProfile(Params):
-    """One retriever of the sweep (``retriever: none`` is the no-retrieval baseline).
+class _ProfileRetriever(Params):
+    """The retriever of a profile (see `RetrieverProfile`)."""
+
+    retriever: str = "bm25"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+# Bases in this order keep the fields in their order: retriever, params, the selection, template.
+class RetrieverProfile(Selection, _ProfileRetriever):
+    """One retriever of the sweep (``retriever: none`` is the no-retrieval baseline): the retriever, its
+    params and selection (`biorab.retrieval.selection.Selection`: k, keep_ties, tie_pool, dedupe) as in a
+    run config's retrieval entry.
 
     `template` is the prompt variant; ``None`` means ``noexample`` without retrieval, ``negative_awareness``
     on that testbed and ``default`` otherwise.
     """
 
-    retriever: str = "bm25"
-    params: dict[str, Any] = Field(default_factory=dict)
-    k: int = Field(default=1, ge=1)
-    keep_ties: bool = True
-    tie_pool: int = Field(default=8, ge=0)
-    dedupe: bool = True
     template: str | None = None
 
     @property

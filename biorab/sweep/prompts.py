@@ -118,8 +118,7 @@ class PromptPlanner:
         if fingerprint is None:
             return {}
         corpus = self._digests.get(r, cell.dataset.name, cell.config.seed, cell.config.data_dir)
-        return {ex.id: hits_key(retriever=fingerprint, corpus=corpus, query=ex.text, k=r.k,
-                                keep_ties=r.keep_ties, tie_pool=r.tie_pool, dedupe=r.dedupe)
+        return {ex.id: hits_key(retriever=fingerprint, corpus=corpus, query=ex.text, **r.key_fields())
                 for ex in examples}
 
     def _fingerprint(self, r: RetrievalSpec) -> str | None:

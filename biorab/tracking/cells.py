@@ -4,7 +4,6 @@ table and its corruption ledger."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -23,29 +22,23 @@ def cell_key(parent_key: str, plan: CellPlan) -> str:
 
 def cell_setting(config: ExperimentConfig, plan: CellPlan, *, model: str | None = None,
                  method: str = "none") -> dict[str, str]:
-    """The cell's own setting: model, dataset, testbed, rate, retriever, k, template, method, seed..."""
+    """The cell's own setting: model, then what the cell is (a dataset slice: dataset, testbed, rate,
+    retriever, k, template, method...; another cell: its source's description, `CellPlan.columns`)."""
     backend = config.backend
     out = {"model": model or str(backend.params.get("model", backend.name)), "backend": backend.name,
-           "model_id": str(backend.params.get("model", "")), "dataset": plan.dataset, "split": plan.split,
-           "task": plan.task, "seed": str(config.seed), "parser": plan.parser, "method": method}
-    if plan.source != "biorab":  # another experiment kind: its own description of the cell
-        out.update(source_setting(plan.info))
-        return out
-    r = plan.retrieval
+           "model_id": str(backend.params.get("model", ""))}
+    if plan.info is not None:
+        described = {"task": plan.task, "seed": str(config.seed), "parser": plan.parser, **plan.columns()}
+        return {**out, **{k: "" if v is None else str(v) for k, v in described.items()}}
+    dataset, r = plan.dataset_setting()
+    out.update(dataset=dataset, split=str(plan.split), task=plan.task, seed=str(config.seed),
+               parser=plan.parser, method=method)
     out.update(testbed=r.testbed, rate="" if r.rate is None else f"{r.rate:g}", template=r.template,
                retriever=r.retriever if r.retrieves else "none")
     if r.retrieves:
         out.update(k=str(r.k), keep_ties=str(r.keep_ties), dedupe=str(r.dedupe),
                    encoder=str(r.params.get("encoder", "")), awareness_probe=str(r.probes))
     return out
-
-
-def source_setting(info: Any) -> dict[str, str]:
-    """An experiment source's description of a cell (a dataclass, e.g. the DrugMech query file, world and
-    run) as string params; nothing for other kinds of description."""
-    if not dataclasses.is_dataclass(info) or isinstance(info, type):
-        return {}
-    return {k: "" if v is None else str(v) for k, v in dataclasses.asdict(info).items()}
 
 
 def cell_entry(config: ExperimentConfig, plan: CellPlan, parent_key: str, *, model: str | None = None,
@@ -59,6 +52,8 @@ def cell_entry(config: ExperimentConfig, plan: CellPlan, parent_key: str, *, mod
 
 def _corpus(plan: CellPlan) -> str:
     r = plan.retrieval
+    if r is None:
+        return "none"
     return r.testbed + (f"@{r.rate:g}" if r.rate is not None else "")
 
 
@@ -108,13 +103,13 @@ def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Pat
     for cells without retrieval. Rebuilt from (testbed, dataset, rate, seed): corpora are deterministic."""
     from biorab.corpora import build_corpus
 
-    r = plan.retrieval
-    if not r.retrieves:
+    if not plan.retrieves:
         return None
+    dataset, r = plan.dataset_setting()
     rate = "" if r.rate is None else f"-{r.rate:g}"
-    path = out_dir / "ledgers" / f"{plan.dataset}-{r.testbed}{rate}-seed{plan.seed}.jsonl"
+    path = out_dir / "ledgers" / f"{dataset}-{r.testbed}{rate}-seed{plan.seed}.jsonl"
     if not path.is_file():
-        _corpus_, ledger = build_corpus(r.testbed, plan.dataset, rate=r.rate, seed=plan.seed,
+        _corpus_, ledger = build_corpus(r.testbed, dataset, rate=r.rate, seed=plan.seed,
                                         data_dir=plan.data_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(ledger.to_jsonl())
@@ -123,7 +118,7 @@ def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Pat
 
 def dataset_inputs(config: ExperimentConfig, plan: CellPlan) -> list[tuple[str, str, str]]:
     """(name, digest, uri) of the files a cell reads: its dataset's staged files (digest of contents)."""
-    if not plan.renders:  # the source rendered its own prompts from its own files (no dataset folder)
+    if plan.dataset is None:  # the source reads its own files (no dataset folder)
         return []
     from biorab.paths import biorab_data_dir
 

@@ -43,8 +43,15 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
     assert {k: v["value"] for k, v in change.metrics.items()} == {
         "accuracy_strict": 1 / 4, "accuracy_relaxed": 2 / 4, "accuracy_strict_complete_only": 1 / 3}
     assert (change.n, change.parse_failures, change.generation_failures) == (4, 1, 0)
-    assert change.extra == {"query_file": "change_pos_dpi_r250", "world": "closed", "mode": None, "run": 1,
-                            "n_incomplete": 1}
+    assert change.extra == {"n_incomplete": 1}
+    # The cell is described by its source's own columns, never by dataset/split/retrieval fields.
+    assert (change.plan.dataset, change.plan.split, change.plan.retrieval) == (None, None, None)
+    described = {k: v for k, v in change.to_json().items() if k not in ("metrics", "predictions")}
+    assert described == {
+        "cell_id": change.plan.cell_id, "cell": "dm-change_pos_dpi_r250__closed__run1", "task": "drugmech",
+        "query_file": "change_pos_dpi_r250", "query_type": "CHANGE_LINK", "world": "closed", "mode": None,
+        "run": 1, "n": 4, "parse_failures": 1, "generation_failures": 0, "incomplete": False,
+        "n_incomplete": 1}
     addlink = cells["dm-AddLink_neg_dpi_r1k__open__run0"]
     assert {k: v["value"] for k, v in addlink.metrics.items()} == {
         "accuracy_strict": 3 / 4, "accuracy_strict_complete_only": 3 / 4}
@@ -91,6 +98,11 @@ def test_resume_generates_nothing_and_a_larger_limit_only_the_new_rows(tmp_path:
     more = run_experiment(make_config(tmp_path, limit=5))
     assert more.total_pending == 8 and more.stats.generated == 8  # row 4 of each of the 8 cells
     assert [c.plan.cell_id for c in more.cells] == [c.plan.cell_id for c in first.cells]
+    # Computed on main (92c98f6) before DrugMech plans stopped storing the file stem and world in
+    # dataset/split: cell ids, and so existing cells dirs and resume, are unchanged.
+    assert [c.plan.cell_id.rsplit("__", 1)[1] for c in first.cells] == [
+        "1e4fedb413", "26943dd18a", "906e1e1873", "83cab69777",
+        "383d7839a5", "ad393b0f90", "7623360eec", "b25c521c1b"]
 
 
 def test_failed_generations_are_incomplete_and_retried(tmp_path: Path) -> None:
@@ -119,6 +131,7 @@ def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest
     assert {k: run.data.tags[k] for k in ("query_file", "world", "mode", "run", "backend", "task")} == {
         "query_file": "change_pos_dpi_r250", "world": "open", "mode": "", "run": "1", "backend": "fake",
         "task": "drugmech"}
+    assert not {"dataset", "split", "testbed", "method"} & (set(run.data.tags) | set(run.data.params))
     assert run.data.metrics == {"n": 4.0, "parse_failures": 1.0, "generation_failures": 0.0,
                                 "n_incomplete": 1.0, "accuracy_strict": 0.25, "accuracy_relaxed": 0.5,
                                 "accuracy_strict_complete_only": pytest.approx(1 / 3)}

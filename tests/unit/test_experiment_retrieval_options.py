@@ -13,7 +13,7 @@ from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 from biorab.generation.base import SamplingParams
 from biorab.ral import parse_judgement, probe_sampling
-from biorab.retrieval.ranking import select_hits
+from biorab.retrieval.selection import Selection, select_hits
 from biorab.tasks import AWARENESS_MAX_TOKENS
 
 
@@ -47,10 +47,19 @@ def test_probe_with_the_vllm_processor_is_refused(tmp_path: Path) -> None:
     assert load_config(ExperimentConfig, ok).resources.llm_engine == "vllm_processor"
 
 
-def test_contradicting_dedupe_switches_are_refused(tmp_path: Path) -> None:
+def test_dedupe_has_one_switch(tmp_path: Path) -> None:
+    # `params.dedupe` is the old spelling of the entry's `dedupe`: read as it, with a warning; the retriever's
+    # switch is then set from the selection (one copy).
+    old = write(tmp_path, "  - {testbed: labeled, params: {k1: 1.2, dedupe: false}}")
+    with pytest.warns(FutureWarning, match="params.dedupe is deprecated"):
+        spec = load_config(ExperimentConfig, old).retrieval[0]
+    assert (spec.dedupe, spec.params) == (False, {"k1": 1.2})
+    assert spec.retriever_params == {"k1": 1.2, "dedupe": False}
     path = write(tmp_path, "  - {testbed: labeled, dedupe: false, params: {dedupe: true}}")
     with pytest.raises(ConfigError, match=r"retrieval\.0.*contradicts dedupe=False"):
         load_config(ExperimentConfig, path)
+    with pytest.raises(ConfigError, match=r"retrieval\.0.*params\.keep_ties: ties are a selection setting"):
+        load_config(ExperimentConfig, write(tmp_path, "  - {testbed: labeled, params: {keep_ties: true}}"))
     with pytest.raises(ConfigError, match=r"retrieval\.0\.dedupe"):
         load_config(ExperimentConfig, write(tmp_path, "  - {testbed: labeled, dedupe: sometimes}"))
 
@@ -94,8 +103,9 @@ def test_select_hits_dedupe_switch() -> None:
     from biorab.records import Hit
 
     hits = [Hit("a", 3.0, 0, "s", "1"), Hit("b", 2.0, 1, "s", "1"), Hit("c", 1.0, 2, "t", "0")]
-    assert [h.doc_id for h in select_hits(hits, 3, keep_ties=False)] == ["a", "c"]
-    assert [h.doc_id for h in select_hits(hits, 3, keep_ties=False, dedupe=False)] == ["a", "b", "c"]
+    assert [h.doc_id for h in select_hits(hits, Selection(k=3, keep_ties=False))] == ["a", "c"]
+    keep = Selection(k=3, keep_ties=False, dedupe=False)
+    assert [h.doc_id for h in select_hits(hits, keep)] == ["a", "b", "c"]
 
 
 def test_probe_sampling_and_judgement_parsing() -> None:

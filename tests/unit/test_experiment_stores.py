@@ -8,7 +8,6 @@ from pathlib import Path
 from biorab.caches import ContentStore, GenerationStore, HitStore, generation_key, hits_key
 from biorab.generation.base import SamplingParams
 from biorab.records import Example, Generation, Hit, OutputConstraint, Prompt
-from biorab.retrieval.ranking import select_hits
 from biorab.runner.output import done_ids, latest_rows, read_all_rows, shard_files, write_shards
 from biorab.runner.rows import example_row
 from biorab.tracking.flatten import flatten
@@ -91,15 +90,6 @@ def test_shards_are_atomic_idempotent_and_successful_rows_win(tmp_path: Path) ->
     best = latest_rows(read_all_rows(tmp_path / "cell"))
     assert {k: v["gen_error"] for k, v in best.items()} == {"ds/test/0": None, "ds/test/1": None}
     assert not list((tmp_path / "cell").glob(".tmp-*"))
-
-
-def test_select_hits_keeps_ties_and_drops_duplicates() -> None:
-    hits = [Hit("a", 3.0, 0, "k1", "v"), Hit("b", 3.0, 1, "k1", "v"), Hit("c", 3.0, 2, "k2", "v"),
-            Hit("d", 1.0, 3, "k3", "v")]
-    assert [h.doc_id for h in select_hits(hits, 1, keep_ties=True)] == ["a", "c"]
-    assert [h.doc_id for h in select_hits(hits, 1, keep_ties=False)] == ["a"]
-    assert [h.doc_id for h in select_hits(hits, 4, keep_ties=True)] == ["a", "c", "d"]
-    assert select_hits([], 2, keep_ties=True) == []
 
 
 def test_flatten_config() -> None:

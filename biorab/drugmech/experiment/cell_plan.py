@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from biorab.cells import CellPlan, CellSlice
-from biorab.drugmech.experiment.spec import DRUGMECH_TASK, DrugMechCellInfo, DrugMechSpec
+from biorab.drugmech.experiment.spec import DRUGMECH_TASK, DrugMechCellInfo, DrugMechSpec, drugmech_info
 from biorab.errors import DataError
-from biorab.experiment import ExperimentConfig, RetrievalSpec
+from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
 from biorab.records import Example
 from biorab.runner.output import done_ids
@@ -74,15 +74,16 @@ def make_drugmech_plan(config: ExperimentConfig, loaded: LoadedFile, info: DrugM
         "data": [spec.release_dir, spec.drugmechdb_dir, spec.primekg],
     })[:10]
     label = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"dm-{loaded.stem}__{info.setting}__run{info.run}")
-    return CellPlan(cell_id=f"{label}__{fingerprint}", label=label, dataset=loaded.stem, split=info.setting,
-                    task=DRUGMECH_TASK, retrieval=RetrievalSpec(), seed=config.seed, data_dir=None,
+    return CellPlan(cell_id=f"{label}__{fingerprint}", label=label, task=DRUGMECH_TASK, seed=config.seed,
                     parser=spec.parser, labels=None, renders=False, parses=False, sampling_seed=seed,
                     source="drugmech", info=info)
 
 
-def _examples(loaded: LoadedFile, plan: CellPlan, limit: int | None) -> list[Example]:
+def _examples(loaded: LoadedFile, info: DrugMechCellInfo, limit: int | None) -> list[Example]:
+    # The rows' dataset/split columns name the query file and the world or mode (as they always have:
+    # row contents, and so resume, stay as they were).
     queries = loaded.qfile.queries[:limit] if limit else loaded.qfile.queries
-    return [Example(id=f"{loaded.stem}/{i}", task=DRUGMECH_TASK, dataset=loaded.stem, split=plan.split,
+    return [Example(id=f"{loaded.stem}/{i}", task=DRUGMECH_TASK, dataset=loaded.stem, split=info.setting,
                     text="", label="", fields={"query_file": loaded.name, "index": i}, source_line=i + 1)
             for i in range(len(queries))]
 
@@ -137,13 +138,14 @@ def plan_drugmech(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
     render = _Renderer(config.drugmech)
     slices = []
     for loaded, plan in drugmech_cells(config):
-        examples = _examples(loaded, plan, config.drugmech.limit)
+        info = drugmech_info(plan)
+        examples = _examples(loaded, info, config.drugmech.limit)
         done = done_ids(cells_dir / plan.cell_id)
         pending = []
         for i, ex in enumerate(examples):
             if ex.id not in done:
                 row = example_row(plan.cell_id, i, ex)
-                row.update(prompt=render(loaded, plan.info, i), hits="[]")
+                row.update(prompt=render(loaded, info, i), hits="[]")
                 pending.append(row)
         slices.append(CellSlice(plan, examples, pending))
     return slices

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.cells import CellResult, CellSlice
-from biorab.drugmech.experiment.spec import DrugMechSpec
+from biorab.drugmech.experiment.spec import DrugMechSpec, drugmech_info
 from biorab.runner.cell_scoring import final_rows
 from biorab.runner.rows import row_error, to_table
 
@@ -72,7 +72,7 @@ def score_drugmech_cell(
 
     from biorab.drugmech.scoring.responses import score_responses
 
-    plan, info = s.plan, s.plan.info
+    plan, info = s.plan, drugmech_info(s.plan)
     rows = final_rows(plan, s.examples, cells_dir)
     scored = score_responses(_responses(rows, info), path=cells_dir / plan.cell_id, parser=spec.parser,
                              release_dir=spec.release_dir, moas_factory=_moas_factory(spec),
@@ -84,13 +84,11 @@ def score_drugmech_cell(
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(to_table(rows), path)
-    extra = {"query_file": info.query_file, "world": info.world, "mode": info.mode, "run": info.run,
-             "n_incomplete": sum(r.score.incomplete for r in scored)}
+    # The cell's query file, world or mode and run are its plan's columns (`DrugMechCellInfo.columns`).
+    extra = {"n_incomplete": sum(r.score.incomplete for r in scored)}
     n_unparsed = sum(1 for r in scored if not r.score.parsed and not r.score.incomplete)
     failures = sum(row_error(r) is not None for r in rows)
-    tags = {"query_file": info.query_file, "query_type": info.query_type, "world": info.world or "",
-            "mode": info.mode or "", "run": str(info.run)}
-    result = CellResult(plan, len(rows), _cell_metrics(scored), n_unparsed, failures, path, extra, tags)
+    result = CellResult(plan, len(rows), _cell_metrics(scored), n_unparsed, failures, path, extra)
     return result, scored
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.cells import CellResult
+from biorab.drugmech.experiment.spec import drugmech_info
 
 
 def response_rows(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
@@ -21,7 +22,7 @@ def response_rows(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
 
     out = []
     for cell in cells:
-        info = cell.plan.info
+        info = drugmech_info(cell.plan)
         for row in pq.read_table(cell.predictions_path).to_pylist():
             # A failed call is an incomplete answer: `score` counts it wrong, separately.
             finish = "error" if row["gen_error"] is not None else row["gen_finish_reason"]
@@ -38,7 +39,7 @@ def backend_errors(cells: Sequence[CellResult]) -> list[str]:
     for cell in cells:
         for row in pq.read_table(cell.predictions_path, columns=["order", "gen_error"]).to_pylist():
             if row["gen_error"] is not None:
-                errors.append(f"run {cell.plan.info.run}, row {row['order']}: {row['gen_error']}")
+                errors.append(f"run {drugmech_info(cell.plan).run}, row {row['order']}: {row['gen_error']}")
     return errors
 
 

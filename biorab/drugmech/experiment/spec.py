@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from biorab.errors import BioRABError
 from biorab.params import Params
+
+if TYPE_CHECKING:
+    from biorab.cells import CellPlan
 
 World = Literal["open", "closed"]
 DiseaseMode = Literal["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
@@ -83,8 +87,9 @@ def with_chat_default(data: Any) -> Any:
 
 @dataclass(frozen=True)
 class DrugMechCellInfo:
-    """What identifies one DrugMech cell: the query file (stem, or absolute path of a non-released file), its
-    query type, the world or the disease mode (the other is ``None``) and the run."""
+    """What identifies one DrugMech cell (its plan's `biorab.cells.CellInfo`): the query file (stem, or
+    absolute path of a non-released file), its query type, the world or the disease mode (the other is
+    ``None``) and the run."""
 
     query_file: str
     query_type: str
@@ -96,7 +101,19 @@ class DrugMechCellInfo:
     def setting(self) -> str:
         return self.world or self.mode or ""
 
+    def columns(self) -> dict[str, Any]:
+        """The cell as ``summary.json`` and MLflow show it."""
+        return {"query_file": self.query_file, "query_type": self.query_type, "world": self.world,
+                "mode": self.mode, "run": self.run}
+
     def response_keys(self) -> dict[str, Any]:
         """The world/mode and run as a responses-file row carries them."""
         key = {"world": self.world} if self.world is not None else {"mode": self.mode}
         return {**key, "run": self.run}
+
+
+def drugmech_info(plan: CellPlan) -> DrugMechCellInfo:
+    """The DrugMech description of a cell planned by the DrugMech source."""
+    if not isinstance(plan.info, DrugMechCellInfo):
+        raise BioRABError(f"cell {plan.cell_id} (from {plan.source}) is not a DrugMech cell")
+    return plan.info
