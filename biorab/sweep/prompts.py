@@ -10,6 +10,7 @@ templates, corpus digests, rendered prompts) is computed once per plan; corpus d
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from biorab.sweep.keys import hits_keys
 
 if TYPE_CHECKING:
     from biorab.corpora.corpus import LineMemo
+    from biorab.corpora.testbeds import Loader
 
 #: Retrievers whose fingerprint needs no model (computed in the plan); others are estimated.
 CHEAP_RETRIEVERS = frozenset({"bm25", "original"})
@@ -150,9 +152,11 @@ def _setting_key(cell: Cell) -> str:
 class CorpusDigests:
     """Corpus digests (`Corpus.digest`, part of every hits key), kept on disk across plans.
 
-    The runner keys hits by the digest of the corpus's content, so a plan must know it exactly: a source
-    file digest would not do. A cold plan therefore builds each testbed corpus once, with each training
-    split loaded once per plan (the paper grid builds 44 corpora from 8 splits); the digest is then stored
+    The runner keys hits by the digest of the corpus's content, so a plan must know it exactly: a digest of
+    the source files would not do. A cold plan therefore builds the testbed corpora, sharing what they
+    share: each training split is loaded once per plan, each item's canonical line encoded once, a diverse
+    corpus digested from its sources' labeled corpora, and a testbed that is another's item for item
+    (`SAME_CORPUS_AS`: negative awareness is counterfactual at 100%) not built twice. The digest is stored
     under the build's parameters (testbed, rate, dataset, seed, data folder) with the stat signature (name,
     size, mtime) of every file of the datasets the build read (recorded while building: the target's own,
     the diverse pool's others), and reused while those signatures hold.
@@ -174,6 +178,7 @@ class CorpusDigests:
         self._signatures: dict[Path, list[list[Any]]] = {}
         self._splits: dict[tuple[str, str], list[Example]] = {}
         self._lines: LineMemo = {}
+        self._labeled: dict[tuple[str, str], bytes] = {}  # (data root, dataset) -> labeled corpus bytes
 
     def _signature(self, folder: Path) -> list[list[Any]]:
         """[relative name, size, mtime_ns] of every file under `folder` (lists: they round-trip JSON)."""
@@ -194,11 +199,12 @@ class CorpusDigests:
         return self._splits[key]
 
     def get(self, r: RetrievalSpec, dataset: str, seed: int, data_dir: str | None) -> str:
-        from biorab.corpora import build_corpus, corpus_digest
+        from biorab.corpora.testbeds import SAME_CORPUS_AS
         from biorab.paths import biorab_data_dir
 
         root = biorab_data_dir(data_dir)
-        key = stable_digest(["corpus", r.testbed, r.rate, dataset, seed, str(root)])
+        kind, rate = SAME_CORPUS_AS.get(r.testbed, (r.testbed, r.rate))
+        key = stable_digest(["corpus", kind, rate, dataset, seed, str(root)])
         entry = self.data.get(key)
         if entry is not None and all(self._signature(root / name) == sig
                                      for name, sig in entry["sources"].items()):
@@ -209,11 +215,29 @@ class CorpusDigests:
             sources[name] = self._signature(root / name)  # before reading: a later edit invalidates
             return self._train(root, data_dir, name)
 
-        corpus, _ledger = build_corpus(r.testbed, dataset, rate=r.rate, seed=seed, loader=load)
-        digest = corpus_digest(corpus.items, self._lines)  # = corpus.digest, each item encoded once per plan
+        digest = self._digest(kind, rate, dataset, seed, load, str(root))
         self.data[key] = {"digest": digest, "sources": sources}
         self.dirty = True
         return digest
+
+    def _digest(self, kind: str, rate: float | None, dataset: str, seed: int, load: Loader, root: str) -> str:
+        """`build_corpus(...)[0].digest`, each item encoded once per plan; a diverse corpus is digested from
+        its sources' labeled corpora (its items, in order: `biorab.corpora.testbeds.build_diverse`)."""
+        from biorab.corpora import DIVERSE_POOL, build_corpus, canonical_jsonl, corpus_digest
+
+        pool = [name for name in DIVERSE_POOL if name != dataset]
+        if kind == "diverse" and rate is None and pool:
+            h = hashlib.sha256()
+            for name in pool:
+                if (root, name) not in self._labeled:
+                    labeled, _ = build_corpus("labeled", name, seed=seed, loader=load)
+                    self._labeled[(root, name)] = canonical_jsonl(labeled.items, self._lines)
+                else:
+                    load(name)  # recorded as a source
+                h.update(self._labeled[(root, name)])
+            return h.hexdigest()
+        corpus, _ledger = build_corpus(kind, dataset, rate=rate, seed=seed, loader=load)
+        return corpus_digest(corpus.items, self._lines)
 
     def save(self) -> None:
         if self.path is None or not self.dirty:

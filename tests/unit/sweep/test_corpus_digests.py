@@ -16,6 +16,7 @@ from biorab.experiment import RetrievalSpec
 from biorab.sweep.prompts import CorpusDigests
 
 # (testbed, rate, dataset): diverse(ade_corpus_v2) reads medmcqa's training split, the others do not
+DATASETS = ["ade", "chemprot", "git", "pharmkg", "hetionet", "ade_corpus_v2", "semclass", "medmcqa"]
 SPECS = [("diverse", None, "ade_corpus_v2"), ("counterfactual", 0.2, "ade"), ("labeled", None, "semclass")]
 
 
@@ -53,10 +54,11 @@ def test_digests_are_the_corpora_digests_and_are_reused_from_disk(
     expected = built_digests(data)
     built = count_builds(monkeypatch)
     first = CorpusDigests(tmp_path / "digests.json")
-    assert digests(first, data) == expected and len(built) == 3
+    assert digests(first, data) == expected and built
     first.save()
+    built.clear()
     again = CorpusDigests(tmp_path / "digests.json")
-    assert digests(again, data) == expected and len(built) == 3  # nothing built: all read back
+    assert digests(again, data) == expected and built == []  # nothing built: all read back
 
 
 def test_a_changed_pool_file_rebuilds_the_diverse_corpus_only(
@@ -73,7 +75,25 @@ def test_a_changed_pool_file_rebuilds_the_diverse_corpus_only(
     assert after[0] != before[0] and after[1:] == before[1:]
     built = count_builds(monkeypatch)
     assert digests(CorpusDigests(tmp_path / "digests.json"), data) == after
-    assert built == ["diverse:ade_corpus_v2"]
+    # only the diverse digest is remade, from its sources' labeled corpora (the diverse pool but its target)
+    assert built == [f"labeled:{name}" for name in DATASETS if name != "ade_corpus_v2"]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_testbed_digest_equals_the_built_corpus(dataset: str, data_dir: Path, tmp_path: Path) -> None:
+    # diverse is digested from the labeled corpora, negative_awareness reuses counterfactual 100%'s digest
+    cache = CorpusDigests(tmp_path / "digests.json")
+    for kind, rate in [
+        ("negative_awareness", None),
+        ("labeled", None),
+        ("unlabeled", None),
+        ("diverse", None),
+        ("counterfactual", 0.2),
+        ("counterfactual", 1.0),
+        ("negative_awareness", None),
+    ]:
+        got = cache.get(RetrievalSpec(testbed=kind, rate=rate), dataset, 3, str(data_dir))
+        assert got == build_corpus(kind, dataset, rate=rate, seed=3, data_dir=data_dir)[0].digest, kind
 
 
 @pytest.mark.parametrize("stored", ['{"some-key": "an old flat digest"}', '{"format": 2, "entr'])
@@ -85,6 +105,6 @@ def test_an_old_or_torn_file_is_rebuilt(
     expected = built_digests(data)
     built = count_builds(monkeypatch)
     cache = CorpusDigests(path)
-    assert digests(cache, data) == expected and len(built) == 3
+    assert digests(cache, data) == expected and built
     cache.save()
     assert json.loads(path.read_text(encoding="utf-8"))["format"] == CorpusDigests.FORMAT
