@@ -45,13 +45,20 @@ def _beir_line(item: CorpusItem) -> str:
     testbed corpus of a grid (~300k items for the paper's), where the generic encoder dominated.
     Items with a non-string field (not built by the testbeds) take the generic path."""
     i, k, v, d, t = item.id, item.key, item.value, item.dataset, item.task
-    if not (type(i) is str and type(k) is str and type(d) is str and type(t) is str
-            and (v is None or type(v) is str)):
+    if not (
+        type(i) is str
+        and type(k) is str
+        and type(d) is str
+        and type(t) is str
+        and (v is None or type(v) is str)
+    ):
         return canonical_line(beir_row(item))
     enc = encode_basestring
     value = "null" if v is None else enc(v)
-    return (f'{{"_id":{enc(i)},"metadata":{{"dataset":{enc(d)},"task":{enc(t)},"value":{value}}},'
-            f'"text":{enc(k)},"title":""}}\n')
+    return (
+        f'{{"_id":{enc(i)},"metadata":{{"dataset":{enc(d)},"task":{enc(t)},"value":{value}}},'
+        f'"text":{enc(k)},"title":""}}\n'
+    )
 
 
 def canonical_jsonl(items: Iterable[CorpusItem], lines: LineMemo | None = None) -> bytes:
