@@ -143,8 +143,17 @@ def hits_key(
     """Key of one query's hits: (retriever fingerprint, corpus digest, query text, k, tie rule, dedupe).
 
     ``dedupe`` enters the key only when false, so the keys of default settings never change."""
+    return stable_digest(hits_key_parts(retriever=retriever, corpus=corpus, query=query, k=k,
+                                        keep_ties=keep_ties, tie_pool=tie_pool, dedupe=dedupe))
+
+
+def hits_key_parts(
+    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True
+) -> list[object]:
+    """What `hits_key` digests: in one place for `hits_key` and the planner's bulk keys
+    (`biorab.sweep.keys.hits_keys`)."""
     parts: list[object] = ["hits/v1", retriever, corpus, query, k, keep_ties, tie_pool if keep_ties else 0]
-    return stable_digest(parts if dedupe else [*parts, "keep-duplicates"])
+    return parts if dedupe else [*parts, "keep-duplicates"]
 
 
 def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:

@@ -12,6 +12,7 @@ Each wrong label comes from the task's label space and differs from the gold one
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -121,7 +122,8 @@ def _new_relation(
     triple: tuple[str, str, str], gold: set[tuple[str, str, str]], space: LabelSpace, rng: random.Random
 ) -> tuple[str, str, str] | None:
     head, _, tail = triple
-    options = [r for r in space.relations if _norm((head, r, tail)) not in gold]
+    h, t = _norm_part(head), _norm_part(tail)  # once, not per relation: a plan builds every testbed
+    options = [r for r, n in _norm_parts(space.relations) if (h, n, t) not in gold]
     return (head, rng.choice(options), tail) if options else None
 
 
@@ -129,15 +131,26 @@ def _new_tail(
     triple: tuple[str, str, str], gold: set[tuple[str, str, str]], space: LabelSpace, rng: random.Random
 ) -> tuple[str, str, str] | None:
     head, relation, _ = triple
+    h, r = _norm_part(head), _norm_part(relation)
     # Rejection sampling keeps the draw O(1) on the ~5k-tail pools; the scan is the rare fallback.
     for _ in range(64):
         candidate = rng.choice(space.tails) if space.tails else None
-        if candidate is not None and _norm((head, relation, candidate)) not in gold:
+        if candidate is not None and (h, r, _norm_part(candidate)) not in gold:
             return head, relation, candidate
-    options = [t for t in space.tails if _norm((head, relation, t)) not in gold]
+    options = [t for t in space.tails if (h, r, _norm_part(t)) not in gold]
     return (head, relation, rng.choice(options)) if options else None
 
 
 def _norm(triple: tuple[str, str, str]) -> tuple[str, str, str]:
     """The triple as the scorer compares it (lowercased, stripped, inner runs of spaces collapsed)."""
-    return tuple(" ".join(part.lower().split()) for part in triple)  # type: ignore[return-value]
+    return _norm_part(triple[0]), _norm_part(triple[1]), _norm_part(triple[2])
+
+
+def _norm_part(part: str) -> str:
+    return " ".join(part.lower().split())
+
+
+@functools.lru_cache(maxsize=64)
+def _norm_parts(parts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(relation, normalised relation) of a dataset's relation set, normalised once per process."""
+    return tuple((part, _norm_part(part)) for part in parts)

@@ -108,9 +108,15 @@ def build_negative_awareness(spec: TestbedSpec, load: Loader) -> tuple[Corpus, L
     return _corrupt("negative_awareness", spec, 1.0, load)
 
 
+#: Testbeds whose corpus is another testbed's, item for item (kind -> (kind, rate)): the same digest, so the
+#: same hits. A plan digests the other once (`biorab.sweep.prompts.CorpusDigests`); tests pin the equality.
+SAME_CORPUS_AS: dict[str, tuple[str, float | None]] = {"negative_awareness": ("counterfactual", 1.0)}
+
+
 @CORPORA.register("diverse")
 def build_diverse(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
-    """The labeled training sets of the pool's other datasets (the target's own is excluded)."""
+    """The labeled training sets of the pool's other datasets (the target's own is excluded), in pool order:
+    the items of their ``labeled`` corpora one after the other (a plan digests it from those)."""
     _no_rate("diverse", spec)
     sources = tuple(name for name in spec.pool if name != spec.dataset)
     if not sources:

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import bm25s
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 
-from biorab.retrieval import bm25_batch
 from biorab.retrieval.base import IndexedRetriever, RetrieverParams
-from biorab.retrieval.bm25_index import VectorizedBM25
+
+if TYPE_CHECKING:  # bm25s (and scipy, which it and bm25_batch import) load on first index or query only:
+    # a fingerprint (`biorab plan`, `biorab validate`) needs neither, and they cost ~0.3 s to import
+    import bm25s
+
+    from biorab.retrieval import bm25_batch
 
 
 class BM25Params(RetrieverParams):
@@ -80,10 +82,14 @@ class BM25Retriever(IndexedRetriever):
     def _stopwords(self) -> frozenset[str]:
         words = self.params.stopwords
         if words == "english":
+            from bm25s.stopwords import STOPWORDS_EN
+
             return frozenset(STOPWORDS_EN)
         return frozenset() if words == "none" else frozenset(words)
 
     def _build(self, texts: list[str]) -> None:
+        from biorab.retrieval.bm25_index import VectorizedBM25
+
         p = self.params
         if p.method == "okapi":
             self._model = VectorizedBM25(k1=p.k1, b=p.b, delta=p.delta, okapi_epsilon=p.epsilon)
@@ -101,6 +107,8 @@ class BM25Retriever(IndexedRetriever):
         self._model.save(str(folder), show_progress=False)
 
     def _load(self, folder: Path) -> None:
+        import bm25s
+
         self._model = bm25s.BM25.load(str(folder), show_progress=False)
         self._terms = None
 
@@ -143,6 +151,8 @@ class BM25Retriever(IndexedRetriever):
     def _candidates(self, queries: list[str], m: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
         # All queries at once: one sparse product per block instead of a Python loop per query (the same
         # scores, exactly; see bm25_batch).
+        from biorab.retrieval import bm25_batch
+
         assert self._model is not None
         if self._terms is None:
             self._terms = bm25_batch.term_matrix(self._model.scores, self._model.nonoccurrence_array)

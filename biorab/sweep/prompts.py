@@ -10,15 +10,21 @@ templates, corpus digests, rendered prompts) is computed once per plan; corpus d
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from biorab.caches import HitStore, hits_key
+from biorab.caches import HitStore
 from biorab.experiment import Cell, RetrievalSpec
 from biorab.generation.base import stable_digest
 from biorab.records import Example, Hit, Prompt
+from biorab.sweep.keys import hits_keys
+
+if TYPE_CHECKING:
+    from biorab.corpora.corpus import LineMemo
+    from biorab.corpora.testbeds import Loader
 
 #: Retrievers whose fingerprint needs no model (computed in the plan); others are estimated.
 CHEAP_RETRIEVERS = frozenset({"bm25", "original"})
@@ -49,7 +55,7 @@ class PromptPlanner:
         self._fingerprints: dict[str, str | None] = {}
         self._rendered: dict[tuple[Any, ...], CellPrompts] = {}
         self._frames: dict[tuple[str, str], int] = {}
-        self._digests = _DigestCache(digest_cache)
+        self._digests = CorpusDigests(digest_cache)
 
     def examples(self, cell: Cell) -> list[Example]:
         from biorab.runner.plan import load_slice
@@ -118,8 +124,8 @@ class PromptPlanner:
         if fingerprint is None:
             return {}
         corpus = self._digests.get(r, cell.dataset.name, cell.config.seed, cell.config.data_dir)
-        return {ex.id: hits_key(retriever=fingerprint, corpus=corpus, query=ex.text, **r.key_fields())
-                for ex in examples}
+        keys = hits_keys([ex.text for ex in examples], retriever=fingerprint, corpus=corpus, **r.key_fields())
+        return {ex.id: key for ex, key in zip(examples, keys, strict=True)}
 
     def _fingerprint(self, r: RetrievalSpec) -> str | None:
         from biorab.retrieval import build_retriever
@@ -142,43 +148,99 @@ def _setting_key(cell: Cell) -> str:
     return stable_digest([cell.dataset.name, cell.dataset.split, r, cfg.seed, cfg.data_dir])[:16]
 
 
-class _DigestCache:
-    """Corpus digests by (testbed, rate, dataset, seed, data dir, data files' sizes and mtimes), on disk,
-    because building a corpus to digest it costs ~0.1 s and a paper grid has dozens."""
+class CorpusDigests:
+    """Corpus digests (`Corpus.digest`, part of every hits key), kept on disk across plans.
+
+    The runner keys hits by the digest of the corpus's content, so a plan must know it exactly: a digest of
+    the source files would not do. A cold plan therefore builds the testbed corpora, sharing what they
+    share: each training split is loaded once per plan, each item's canonical line encoded once, a diverse
+    corpus digested from its sources' labeled corpora, and a testbed that is another's item for item
+    (`SAME_CORPUS_AS`: negative awareness is counterfactual at 100%) not built twice. The digest is stored
+    under the build's parameters (testbed, rate, dataset, seed, data folder) with the stat signature (name,
+    size, mtime) of every file of the datasets the build read (recorded while building: the target's own,
+    the diverse pool's others), and reused while those signatures hold.
+    """
+
+    FORMAT = 2
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.data: dict[str, str] = {}
+        self.data: dict[str, dict[str, Any]] = {}
         if path is not None and path.is_file():
             try:
-                self.data = json.loads(path.read_text(encoding="utf-8"))
+                stored = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError:  # a torn write: the digests are recomputed
-                self.data = {}
+                stored = None
+            if isinstance(stored, dict) and stored.get("format") == self.FORMAT:
+                self.data = stored["entries"]
         self.dirty = False
-        self._files: dict[Path, list[tuple[str, int, int]]] = {}
+        self._signatures: dict[Path, list[list[Any]]] = {}
+        self._splits: dict[tuple[str, str], list[Example]] = {}
+        self._lines: LineMemo = {}
+        self._labeled: dict[tuple[str, str], bytes] = {}  # (data root, dataset) -> labeled corpus bytes
 
-    def _signature(self, folder: Path) -> list[tuple[str, int, int]]:
-        if folder not in self._files:
-            self._files[folder] = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                                         for p in folder.rglob("*") if p.is_file())
-        return self._files[folder]
+    def _signature(self, folder: Path) -> list[list[Any]]:
+        """[relative name, size, mtime_ns] of every file under `folder` (lists: they round-trip JSON)."""
+        if folder not in self._signatures:
+            files = sorted(p for p in folder.rglob("*") if p.is_file())
+            stats = [(p.relative_to(folder).as_posix(), p.stat()) for p in files]
+            self._signatures[folder] = [[name, st.st_size, st.st_mtime_ns] for name, st in stats]
+        return self._signatures[folder]
+
+    def _train(self, root: Path, data_dir: str | None, name: str) -> list[Example]:
+        """The training split of `name`, loaded once per plan (every testbed of a dataset, and every diverse
+        corpus of the pool, reads it)."""
+        from biorab.datasets import load_dataset
+
+        key = (str(root), name)
+        if key not in self._splits:
+            self._splits[key] = load_dataset(name, "train", data_dir=data_dir)
+        return self._splits[key]
 
     def get(self, r: RetrievalSpec, dataset: str, seed: int, data_dir: str | None) -> str:
-        from biorab.corpora import build_corpus
+        from biorab.corpora.testbeds import SAME_CORPUS_AS
         from biorab.paths import biorab_data_dir
 
-        folder = biorab_data_dir(data_dir) / dataset
-        key = stable_digest([r.testbed, r.rate, dataset, seed, str(folder), self._signature(folder)])
-        if key not in self.data:
-            corpus, _ledger = build_corpus(r.testbed, dataset, rate=r.rate, seed=seed, data_dir=data_dir)
-            self.data[key] = corpus.digest
-            self.dirty = True
-        return self.data[key]
+        root = biorab_data_dir(data_dir)
+        kind, rate = SAME_CORPUS_AS.get(r.testbed, (r.testbed, r.rate))
+        key = stable_digest(["corpus", kind, rate, dataset, seed, str(root)])
+        entry = self.data.get(key)
+        if entry is not None and all(self._signature(root / name) == sig
+                                     for name, sig in entry["sources"].items()):
+            return str(entry["digest"])
+        sources: dict[str, list[list[Any]]] = {}
+
+        def load(name: str) -> list[Example]:
+            sources[name] = self._signature(root / name)  # before reading: a later edit invalidates
+            return self._train(root, data_dir, name)
+
+        digest = self._digest(kind, rate, dataset, seed, load, str(root))
+        self.data[key] = {"digest": digest, "sources": sources}
+        self.dirty = True
+        return digest
+
+    def _digest(self, kind: str, rate: float | None, dataset: str, seed: int, load: Loader, root: str) -> str:
+        """`build_corpus(...)[0].digest`, each item encoded once per plan; a diverse corpus is digested from
+        its sources' labeled corpora (its items, in order: `biorab.corpora.testbeds.build_diverse`)."""
+        from biorab.corpora import DIVERSE_POOL, build_corpus, canonical_jsonl, corpus_digest
+
+        pool = [name for name in DIVERSE_POOL if name != dataset]
+        if kind == "diverse" and rate is None and pool:
+            h = hashlib.sha256()
+            for name in pool:
+                if (root, name) not in self._labeled:
+                    labeled, _ = build_corpus("labeled", name, seed=seed, loader=load)
+                    self._labeled[(root, name)] = canonical_jsonl(labeled.items, self._lines)
+                else:
+                    load(name)  # recorded as a source
+                h.update(self._labeled[(root, name)])
+            return h.hexdigest()
+        corpus, _ledger = build_corpus(kind, dataset, rate=rate, seed=seed, loader=load)
+        return corpus_digest(corpus.items, self._lines)
 
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data), encoding="utf-8")
-        tmp.replace(self.path)
+        from biorab.atomic_files import write_text_atomic
+
+        write_text_atomic(self.path, json.dumps({"format": self.FORMAT, "entries": self.data}))
