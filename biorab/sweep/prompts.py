@@ -54,7 +54,8 @@ class PromptPlanner:
     def examples(self, cell: Cell) -> list[Example]:
         from biorab.runner.plan import load_slice
 
-        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, cell.config.data_dir)
+        resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
+        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.config.data_dir)
         if key not in self._slices:
             self._slices[key] = load_slice(cell, cell.config.data_dir)
         return self._slices[key]
@@ -114,6 +115,8 @@ class PromptPlanner:
     def _hit_keys(self, cell: Cell, examples: list[Example]) -> dict[str, str]:
         """Instance id → hits key, or empty when the retriever's fingerprint is not cheap here."""
         r = cell.retrieval
+        if r.method != "none":  # retrieves from the transformed corpus, whose digest the transform makes
+            return {}
         fingerprint = self._fingerprint(r)
         if fingerprint is None:
             return {}
