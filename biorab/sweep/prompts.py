@@ -115,12 +115,18 @@ class PromptPlanner:
     def _hit_keys(self, cell: Cell, examples: list[Example]) -> dict[str, str]:
         """Instance id → hits key, or empty when the retriever's fingerprint is not cheap here."""
         r = cell.retrieval
-        if r.method != "none":  # retrieves from the transformed corpus, whose digest the transform makes
-            return {}
         fingerprint = self._fingerprint(r)
         if fingerprint is None:
             return {}
         corpus = self._digests.get(r, cell.dataset.name, cell.config.seed, cell.config.data_dir)
+        if r.method != "none":  # hits come from the transformed corpus: known once the transform is stored
+            from biorab.methods.apply import method_folder, stored_digest
+            from biorab.paths import cache_dir
+
+            transformed = stored_digest(method_folder(cell.config, r.method, corpus, cache_dir()))
+            if transformed is None:
+                return {}
+            corpus = transformed
         return {ex.id: hits_key(retriever=fingerprint, corpus=corpus, query=ex.text, k=r.k,
                                 keep_ties=r.keep_ties, tie_pool=r.tie_pool, dedupe=r.dedupe)
                 for ex in examples}

@@ -26,14 +26,16 @@ def base(**matrix: object) -> dict:
             "matrix": {"models": ["f"], "datasets": ["ade_corpus_v2"], **matrix}}
 
 
-def test_smoke_sweep_expands_to_twelve_cells_in_two_runs() -> None:
+def test_smoke_sweep_expands_to_thirteen_cells_in_three_runs() -> None:
     sweep = load_sweep(REPO / "jobs" / "sweep_smoke.yaml")
-    assert len(expand_cells(sweep)) == 12
+    assert len(expand_cells(sweep)) == 13  # 2 models x 2 datasets x 3 settings + Detect-and-Correct
     runs = expand_runs(sweep)
+    # the fake's datasets differ in their settings (Detect-and-Correct on Ade-corpus-v2 only): two runs
     assert [(r.model, r.config.name, r.config.backend.name) for r in runs] == [
-        ("smollm2", "smollm2", "transformers"), ("fake", "fake", "fake")]
+        ("smollm2", "smollm2", "transformers"), ("fake", "fake__d1421f", "fake"),
+        ("fake", "fake__cd03a5", "fake")]
     # dataset-major, settings ordered by prompt prefix (template, retriever, testbed, rate)
-    assert [c.label for c in runs[1].config.cells()] == [
+    assert [c.label for c in runs[0].config.cells()] == [
         "ade_corpus_v2-test__counterfactual-0.2-bm25-k1__bm25",
         "ade_corpus_v2-test__counterfactual-1-bm25-k1__bm25",
         "ade_corpus_v2-test__none__noexample",
@@ -41,6 +43,9 @@ def test_smoke_sweep_expands_to_twelve_cells_in_two_runs() -> None:
         "medmcqa-test__counterfactual-1-bm25-k1__bm25",
         "medmcqa-test__none__noexample",
     ]
+    assert [c.label for c in runs[1].config.cells()][:2] == [
+        "ade_corpus_v2-test__counterfactual-0.2-bm25-k1__bm25",
+        "ade_corpus_v2-test__counterfactual-0.2-bm25-k1-detect_correct__bm25"]
     assert runs[0].config.backend.params == {"batch_size": 8, "model": "smollm2", "dtype": "bfloat16"}
     assert runs[0].config.output_dir == "runs/sweep-smoke"
 
