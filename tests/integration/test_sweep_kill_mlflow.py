@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -148,8 +149,15 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
 
     after = plan_sweep(sweep, path=path)
     # with the hits cached the prompts are exact (the Detect-and-Correct cell's too, keyed on the stored
-    # transformed corpus): two BM25 cells render one identical prompt, so 64 + 6 keys
-    assert (after.unique_generation_keys, after.new_generations, after.estimated_prompts) == (70, 0, 0)
+    # transformed corpus; none estimated): two BM25 cells render one identical prompt, and in the corrected
+    # corpus every value is 1, so each of its 6 prompts is the one counterfactual 20% or 100% renders for
+    # that instance (whichever of them has value 1 for the retrieved example): 64 keys
+    assert (after.unique_generation_keys, after.new_generations, after.estimated_prompts) == (64, 0, 0)
+    prompts = {c["cell"]: set(pq.read_table(c["predictions"], columns=["prompt"])["prompt"].to_pylist())
+               for f in sweep_dir.glob("fake-b*/summary.json") for c in json.loads(f.read_text())["cells"]}
+    corrected = prompts["ade_corpus_v2-test__counterfactual-0.2-bm25-k1-detect_correct__bm25"]
+    cf = "ade_corpus_v2-test__counterfactual-{}-bm25-k1__bm25"
+    assert len(corrected) == 6 and corrected <= prompts[cf.format("0.2")] | prompts[cf.format("1")]
     assert after.new_retrieval_keys == 0
     report = (sweep_dir / "report" / "report.md").read_text("utf-8")
     assert "Table 2 shape" in report and "fake-b / bm25 / counterfactual (20%)" in report
@@ -162,6 +170,8 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
     assert scores == DC_SCORES
     line = next(x for x in report.splitlines() if x.startswith("| fake-b / detect_correct / counterfactual "
                                                                 "(20%) / ade_corpus_v2 |"))
-    assert f"| {DC_SCORES['detection_precision'] * 100:.2f} [" in line and "| 100.00 " in line
+    # precision, recall, F1, correction accuracy, corpus accuracy before / after (bold: best of a column)
+    assert line.endswith("| **20.00 [19.0, 21.1]** | **100.00 [100.0, 100.0]** | **33.33 [31.9, 34.8]** | "
+                         "**28.75 [26.5, 31.1]** | **80.00 [78.9, 81.0]** | **28.25 [27.0, 29.5]** |")
     assert (sweep_dir / "report" / "f1_vs_counterfactual_rate.png").stat().st_size > 1000
     assert (sweep_dir / "report" / "report.html").is_file()
