@@ -1,8 +1,12 @@
 """The retrieval-augmented LLM (RAL) pipeline on Ray Data.
 
-    examples → retrieval (actor pool) → render (tasks) → LLM (actor pool | vLLM processor; the
-             awareness probe of probing cells runs in the same LLM actor) → parse (tasks)
-             → write Parquet shards (tasks) → receipts to the driver
+    examples → retrieval (actor pool) → rows with hits to the driver → prompt-prefix order
+             → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
+             runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
+
+Retrieval is its own pass when any cell retrieves: the LLM batches are cut only once every row's examples
+are known, so that rows sharing instruction + retrieved example run together (vLLM's prefix cache;
+`biorab.runner.prefix_order`). Hits are cached as they come, so a killed run retrieves nothing twice.
 
 Each stage is a `biorab.runner.stages` callable; this module only adds resources, batching and I/O.
 """
@@ -16,8 +20,9 @@ from typing import Any
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
-from biorab.runner.execution import ExecutionStats, ProgressFn
+from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
 from biorab.runner.plan import sampling_seeds
+from biorab.runner.prefix_order import order_by_prefix
 from biorab.runner.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
@@ -56,8 +61,10 @@ def build_pipeline(
     cells_dir: Path,
     stores: tuple[Path, Path],
     attempt: str,
+    retrieved: bool = False,
 ) -> Any:
-    """The lazy Ray Dataset of write receipts for `rows` (nothing runs until it is consumed)."""
+    """The lazy Ray Dataset of write receipts for `rows` (nothing runs until it is consumed); `retrieved`:
+    the rows already carry their hits (`retrieve_rows`), so no retrieval stage."""
     import ray.data
 
     res = config.resources
@@ -65,17 +72,38 @@ def build_pipeline(
     # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
                             "batch_size": res.llm.batch_size, "fn_kwargs": {"plans": dict(plans)}}
-    blocks = res.blocks or min(64, -(-len(rows) // res.llm.batch_size))
-    ds: Any = ray.data.from_arrow(input_blocks(rows, blocks))
-    if any(p.retrieves for p in plans.values()):
-        ds = ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
-                            "hits_store": str(stores[0])}, **_actor_args(res.retrieval))
+    ds: Any = ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows))))
+    if not retrieved and any(p.retrieves for p in plans.values()):
+        ds = _retrieval_stage(ds, config, plans, stores)
     ds = ds.map_batches(render_batch, **task)
     ds = _llm_stage(ds, config, str(stores[1]), plans)
     ds = ds.map_batches(parse_batch, **task)
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
                           fn_kwargs={"cells_dir": str(cells_dir), "attempt": attempt})
+
+
+def _blocks(config: ExperimentConfig, n: int) -> int:
+    return config.resources.blocks or min(64, -(-n // config.resources.llm.batch_size))
+
+
+def _retrieval_stage(ds: Any, config: ExperimentConfig, plans: Mapping[str, CellPlan],
+                     stores: tuple[Path, Path]) -> Any:
+    return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
+                          "hits_store": str(stores[0])}, **_actor_args(config.resources.retrieval))
+
+
+def retrieve_rows(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan], config: ExperimentConfig,
+                  stores: tuple[Path, Path]) -> list[dict[str, Any]]:
+    """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
+    prompt-prefix order (`biorab.runner.prefix_order.order_by_prefix`)."""
+    import ray.data
+
+    ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), config,
+                          plans, stores)
+    out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
+           for row in from_table(batch)]
+    return order_by_prefix(out, plans)
 
 
 def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
@@ -101,20 +129,31 @@ def run_ray(
     stores: tuple[Path, Path],
     attempt: str,
     progress: ProgressFn | None = None,
+    cell_rows: CellRowsFn | None = None,
+    prefix_order: bool = True,
 ) -> ExecutionStats:
-    """Run the pipeline over `rows`, streaming receipts to count progress; shuts down a Ray it started."""
+    """Run the pipeline over `rows`, streaming receipts to count progress; shuts down a Ray it started.
+    The driver learns of a cell from its first receipts (generation runs in the actors), so `cell_rows`
+    is called after each written batch only."""
     import ray
 
     started = init_ray(config.resources)
     try:
-        ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt)
+        retrieved = prefix_order and any(p.retrieves for p in plans.values())
+        if retrieved:
+            rows = retrieve_rows(rows, plans, config, stores)
+        ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
+                            retrieved=retrieved)
         stats = ExecutionStats()
         if progress is not None:
             progress(0, len(rows))  # the total, before the first (possibly long) batch
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            n = stats.add_rows(from_table(batch))
+            written = from_table(batch)
+            n = stats.add_rows(written)
             if progress is not None:
                 progress(n, len(rows))
+            if cell_rows is not None:
+                cell_rows(rows_per_cell(written))
         return stats
     finally:
         if started:
@@ -122,7 +161,13 @@ def run_ray(
 
 
 class RayExecutor:
-    """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``)."""
+    """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``).
+
+    `prefix_order`: retrieve first and put rows in prompt-prefix order before batching (``False``: one
+    streaming pass in the given order)."""
+
+    def __init__(self, *, prefix_order: bool = True) -> None:
+        self.prefix_order = prefix_order
 
     def run(
         self,
@@ -134,7 +179,8 @@ class RayExecutor:
         stores: tuple[Path, Path],
         attempt: str,
         progress: ProgressFn | None = None,
+        cell_rows: CellRowsFn | None = None,
     ) -> ExecutionStats:
         prepare_for_backend(config.backend.name, config.backend.params)  # once, before actors load it
         return run_ray(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                       progress=progress)
+                       progress=progress, cell_rows=cell_rows, prefix_order=self.prefix_order)

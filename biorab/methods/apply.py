@@ -11,6 +11,7 @@ so an interrupted transform resumes from the batches already generated.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from biorab.generation.base import stable_digest
 from biorab.methods.corpus_transform import transform_corpus, transform_sampling
 from biorab.methods.prompts import PROMPT_VERSION
 from biorab.methods.scoring import score_transform
-from biorab.methods.store import is_complete, read_transformed, write_transformed
+from biorab.methods.store import INFO_FILE, is_complete, read_transformed, write_transformed
 from biorab.ral.generator import CachedGenerator
 
 
@@ -83,6 +84,22 @@ def prepare_method_corpora(
     return out
 
 
+def method_folder(config: ExperimentConfig, method: str, source_digest: str, cache_root: Path) -> Path:
+    """Where the transform of the corpus `source_digest` by `method` with the run's backend and sampling is
+    stored (``biorab plan`` reads a finished one's digest from it to key the cell's hits exactly)."""
+    key = stable_digest(["method-corpus/v1", method, PROMPT_VERSION, source_digest,
+                         config.backend.model_dump(mode="json"),
+                         transform_sampling(config.sampling).model_dump(mode="json")])
+    return cache_root / "methods" / key[:16]
+
+
+def stored_digest(folder: Path) -> str | None:
+    """The digest of a finished transformed corpus (``None`` while it is not stored)."""
+    if not is_complete(folder):
+        return None
+    return str(json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))["digest"])
+
+
 def _prepare_one(config: ExperimentConfig, s: CellSlice, lazy: _LazyBackend, generations_store: Path,
                  cache_root: Path) -> MethodOutcome:
     from biorab.corpora import build_corpus
@@ -90,10 +107,7 @@ def _prepare_one(config: ExperimentConfig, s: CellSlice, lazy: _LazyBackend, gen
     plan = s.plan
     dataset, r = plan.dataset_setting()
     source, truth = build_corpus(r.testbed, dataset, rate=r.rate, seed=plan.seed, data_dir=plan.data_dir)
-    key = stable_digest(["method-corpus/v1", r.method, PROMPT_VERSION, source.digest,
-                         config.backend.model_dump(mode="json"),
-                         transform_sampling(config.sampling).model_dump(mode="json")])
-    folder = cache_root / "methods" / key[:16]
+    folder = method_folder(config, r.method, source.digest, cache_root)
     if not is_complete(folder):
         generator = CachedGenerator(lazy.get(), GenerationStore(generations_store), name=config.backend.name)
         corpus, ledger = transform_corpus(r.method, source, generator, config.sampling,

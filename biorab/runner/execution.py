@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 # progress(advance, total): called after each written batch with the number of rows it held.
 ProgressFn = Callable[[int, int], None]
+# cell_rows({cell_id: n}): after each written batch, the rows it held per cell. An executor that sees a
+# batch before generation (the in-process one) also calls it with n = 0 for the cells whose rows are
+# entering generation: the earliest "this cell has started" it can say (MLflow opens the cell's run then).
+CellRowsFn = Callable[[Mapping[str, int]], None]
 
 
 @dataclass
@@ -94,4 +98,13 @@ class Executor(Protocol):
         stores: tuple[Path, Path],
         attempt: str,
         progress: ProgressFn | None = None,
+        cell_rows: CellRowsFn | None = None,
     ) -> ExecutionStats: ...
+
+
+def rows_per_cell(rows: Iterable[dict[str, Any]], *, zero: bool = False) -> dict[str, int]:
+    """``{cell_id: rows}`` of a batch, in first-seen order (``zero``: every count 0, for "started")."""
+    out: dict[str, int] = {}
+    for row in rows:
+        out[row["cell_id"]] = 0 if zero else out.get(row["cell_id"], 0) + 1
+    return out

@@ -14,9 +14,10 @@ from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
 from biorab.runner.awareness_stage import ProbeStage
-from biorab.runner.execution import ExecutionStats, ProgressFn
+from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
 from biorab.runner.output import write_shards
 from biorab.runner.plan import sampling_seeds
+from biorab.runner.prefix_order import order_by_prefix
 from biorab.runner.retrieval_stage import RetrievalStage
 from biorab.runner.rows import stamp
 from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
@@ -32,10 +33,15 @@ def run_local(
     attempt: str,
     progress: ProgressFn | None = None,
     backend: Any = None,
+    cell_rows: CellRowsFn | None = None,
+    prefix_order: bool = True,
 ) -> ExecutionStats:
     """Run every pending row through retrieval → render → generate → parse → awareness probe → write, in
     batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
-    for tests. The probe acts only on rows of cells whose retrieval setting probes."""
+    for tests. The probe acts only on rows of cells whose retrieval setting probes.
+
+    With retrieving cells, every row is retrieved first and the rows are put in prompt-prefix order
+    (`biorab.runner.prefix_order`) before the LLM batches are cut (``prefix_order=False``: as given)."""
     hits_store, generations_store = stores
     retrieve = RetrievalStage(plans, hits_store)
     render = RenderStage(plans)
@@ -47,15 +53,23 @@ def run_local(
     size = config.resources.llm.batch_size
     if progress is not None:
         progress(0, len(rows))  # the total, before the first (possibly long) batch
+    retrieved = prefix_order and any(p.retrieves for p in plans.values())
+    if retrieved:  # hits are cached as they come: a killed run retrieves nothing twice
+        rows = order_by_prefix([r for start in range(0, len(rows), size)
+                                for r in retrieve([dict(r) for r in rows[start : start + size]])], plans)
     try:
         for start in range(0, len(rows), size):
             batch = [dict(r) for r in rows[start : start + size]]
-            batch = probe(parse(generate(render(retrieve(batch)))))
+            if cell_rows is not None:  # these cells start now (their runs open before the generation)
+                cell_rows(rows_per_cell(batch, zero=True))
+            batch = probe(parse(generate(render(batch if retrieved else retrieve(batch)))))
             stamp(batch, attempt)
             write_shards(batch, cells_dir, attempt)
             n = stats.add_rows(batch)
             if progress is not None:
                 progress(n, len(rows))
+            if cell_rows is not None:
+                cell_rows(rows_per_cell(batch))
     finally:
         if backend is None:
             generate.close()
@@ -68,10 +82,12 @@ class LocalExecutor:
     Args:
         backend: an already built backend (tests, Serve); ``None`` builds the config's backend (after
             preparing its model files) and closes it at the end.
+        prefix_order: put retrieved rows in prompt-prefix order before batching (``False``: as given).
     """
 
-    def __init__(self, backend: Any = None) -> None:
+    def __init__(self, backend: Any = None, *, prefix_order: bool = True) -> None:
         self.backend = backend
+        self.prefix_order = prefix_order
 
     def run(
         self,
@@ -83,8 +99,10 @@ class LocalExecutor:
         stores: tuple[Path, Path],
         attempt: str,
         progress: ProgressFn | None = None,
+        cell_rows: CellRowsFn | None = None,
     ) -> ExecutionStats:
         if self.backend is None:
             prepare_for_backend(config.backend.name, config.backend.params)
         return run_local(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                         progress=progress, backend=self.backend)
+                         progress=progress, backend=self.backend, cell_rows=cell_rows,
+                         prefix_order=self.prefix_order)

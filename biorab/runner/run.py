@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,11 @@ import yaml
 
 from biorab.atomic_files import write_text_atomic
 from biorab.caches import default_store_paths
-from biorab.cells import CellResult, CellSlice
+from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
 from biorab.runner.cell_scoring import write_summary
-from biorab.runner.execution import ExecutionStats, Executor, ProgressFn
+from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn
 from biorab.runner.experiment_source import ExperimentSource, experiment_sources
 from biorab.runner.extra_scoring import add_extra_results
 from biorab.runner.local import LocalExecutor
@@ -72,6 +73,7 @@ def run_experiment(
     resume: bool = True,
     progress: ProgressFn | None = None,
     track: bool | None = None,
+    watch: Callable[[list[CellPlan]], CellRowsFn | None] | None = None,
 ) -> RunResult:
     """Run every cell of `config`, skipping instances already on disk (unless ``resume=False``).
 
@@ -82,18 +84,21 @@ def run_experiment(
         resume: keep the rows of earlier attempts and compute only the missing ones.
         progress: called with (rows just written, rows to write in this run).
         track: log to MLflow (default: ``config.tracking.enabled``).
+        watch: called with the run's cell plans once they are planned; what it returns is called as each
+            cell starts and as its rows are written (`biorab.runner.execution.CellRowsFn`; a sweep opens
+            its cells' MLflow runs with it).
     """
     check_output_dir(config)
     run_dir = config.run_dir()
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
         return _run_locked(config, executor=executor or LocalExecutor(), resume=resume, progress=progress,
-                           track=track)
+                           track=track, watch=watch)
 
 
 def _run_locked(
     config: ExperimentConfig, *, executor: Executor, resume: bool, progress: ProgressFn | None,
-    track: bool | None,
+    track: bool | None, watch: Callable[[list[CellPlan]], CellRowsFn | None] | None,
 ) -> RunResult:
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
@@ -104,11 +109,16 @@ def _run_locked(
     methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
     pending = [row for s in slices for row in s.pending]
     tracked = config.tracking.enabled if track is None else track
-    # Runs are opened before the work (a crash leaves them to take over); results reach disk before MLflow.
-    tracking = _start_tracking(config, run_dir, [s.plan for s in slices]) if tracked else None
+    # The parent run opens before the work, each cell's run when the cell starts (a crash leaves them to
+    # take over); results reach disk before MLflow.
+    plans = [s.plan for s in slices]
+    tracking = _start_tracking(config, run_dir) if tracked else None
+    watchers = [_watch_cells(tracking, config, run_dir, plans)] if tracking is not None else []
+    if watch is not None:
+        watchers.append(watch(plans))
     try:
         stats = _execute(config, slices, pending, cells_dir, executor,
-                         tracking.progress(progress) if tracking else progress)
+                         tracking.progress(progress) if tracking else progress, _fan_out(watchers))
     except BaseException:
         if tracking is not None:
             tracking.fail()
@@ -136,12 +146,26 @@ def _prepare_methods(config: ExperimentConfig, slices: list[CellSlice], backend:
 
 
 def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[dict[str, Any]],
-             cells_dir: Path, executor: Executor, progress: ProgressFn | None) -> ExecutionStats:
+             cells_dir: Path, executor: Executor, progress: ProgressFn | None,
+             cell_rows: CellRowsFn | None) -> ExecutionStats:
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
     return executor.run(pending, plans, config, cells_dir=cells_dir, stores=default_store_paths(cache_dir()),
-                        attempt=new_attempt_id(), progress=progress)
+                        attempt=new_attempt_id(), progress=progress, cell_rows=cell_rows)
+
+
+def _fan_out(fns: list[CellRowsFn | None]) -> CellRowsFn | None:
+    """One per-cell callback calling each of `fns` (``None`` when there are none)."""
+    live = [f for f in fns if f is not None]
+    if not live:
+        return None
+
+    def cell_rows(counts: Mapping[str, int]) -> None:
+        for fn in live:
+            fn(counts)
+
+    return cell_rows
 
 
 def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],
@@ -159,10 +183,16 @@ def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[
     return results, sections, text
 
 
-def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Any]) -> Any:
+def _start_tracking(config: ExperimentConfig, run_dir: Path) -> Any:
     from biorab.tracking.experiment import start_run_tracking
 
-    return start_run_tracking(config, run_dir, plans)
+    return start_run_tracking(config, run_dir)
+
+
+def _watch_cells(tracking: Any, config: ExperimentConfig, run_dir: Path, plans: list[CellPlan]) -> Any:
+    from biorab.tracking.experiment import watch_run_cells
+
+    return watch_run_cells(tracking, config, run_dir, plans)
 
 
 def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,

@@ -27,6 +27,7 @@ class CellRecord:
     metrics: dict[str, dict[str, float | None]]
     predictions: Path
     n: int
+    ratio: str | None = None  # the positive:negative ratio of a resampled test split (Table 6), else None
 
     @property
     def corpus(self) -> str:
@@ -70,4 +71,5 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       retriever=sweep_cell.retriever if sweep_cell else fallback,
                       testbed=r.testbed, rate=r.rate, method=sweep_cell.method if sweep_cell else "none",
                       seed=seed, metric=primary[cell["task"]], metrics=cell["metrics"],
-                      predictions=Path(cell["predictions"]), n=int(cell["n"]))
+                      predictions=Path(cell["predictions"]), n=int(cell["n"]),
+                      ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.drugmech.experiment.spec import DrugMechSpec
@@ -125,6 +125,9 @@ class MatrixBlock(Params):
     methods: tuple[str, ...] = ("none",)
     seeds: tuple[int, ...] = (0,)
     exclude: tuple[dict[str, Any], ...] = ()
+    # Overrides of the sweep's `sampling` for this block's cells (Table 6 needs ``score_labels: true`` for
+    # AUROC/AUPRC); sampling is part of every generation key, so the other blocks keep theirs.
+    sampling: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -237,9 +240,21 @@ class SweepConfig(Params):
                 if name not in self.all_retrievers():
                     raise ValueError(f"matrix.{b}.retrievers.{i}: unknown retriever profile {name!r}; "
                                      f"known: {', '.join(sorted(self.all_retrievers()))}")
+            try:
+                self.block_sampling(block)
+            except ValidationError as e:
+                first = e.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ValueError(f"matrix.{b}.sampling.{where}: {first['msg']}") from None
         if not self.matrix and self.drugmech is None:
             raise ValueError("a sweep needs a 'matrix' (cells) or 'drugmech' (with a matrix of models)")
         return self
+
+    def block_sampling(self, block: MatrixBlock) -> SamplingParams:
+        """The sampling of a block's cells: the sweep's, with the block's overrides on top."""
+        if not block.sampling:
+            return self.sampling
+        return SamplingParams.model_validate({**self.sampling.model_dump(), **block.sampling})
 
     def all_models(self) -> dict[str, ModelProfile]:
         return {**PAPER_MODELS, **self.models}

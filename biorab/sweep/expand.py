@@ -17,7 +17,7 @@ from typing import Any
 from biorab.config_loading import validate_mapping
 from biorab.errors import ConfigError
 from biorab.experiment import DatasetSpec, ExperimentConfig, RetrievalSpec
-from biorab.generation.base import stable_digest
+from biorab.generation.base import SamplingParams, stable_digest
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
 
 
@@ -31,6 +31,7 @@ class SweepCell:
     retriever: str
     method: str
     retrieval: RetrievalSpec
+    sampling: SamplingParams = SamplingParams()
 
     def axes(self) -> dict[str, Any]:
         """The cell's value on every axis (what ``exclude`` entries and the report match on)."""
@@ -53,9 +54,9 @@ def expand_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> list[
     cells: list[SweepCell] = []
     for b, block in enumerate(sweep.matrix):
         for cell in _block_cells(sweep, b, block, path):
-            key = (cell.model, cell.seed, cell.dataset, cell.retrieval.model_dump_json())
-            excludes = (*sweep.exclude, *block.exclude)
-            if key in seen or any(_matches(cell.axes(), e) for e in excludes):
+            key = (cell.model, cell.seed, cell.dataset, cell.retrieval.model_dump_json(),
+                   cell.sampling.model_dump_json())
+            if key in seen:
                 continue
             seen.add(key)
             cells.append(cell)
@@ -63,7 +64,11 @@ def expand_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> list[
 
 
 def _block_cells(sweep: SweepConfig, b: int, block: MatrixBlock, path: str | Path | None) -> list[SweepCell]:
+    """The block's cells without its excluded ones. Excludes are matched before a setting is validated,
+    so a combination that could not run (``llm_label`` on the labeled testbed) can simply be excluded."""
     retrievers = sweep.all_retrievers()
+    excludes = (*sweep.exclude, *block.exclude)
+    sampling = sweep.block_sampling(block)
     out = []
     for model in block.models:
         for seed in block.seeds:
@@ -71,8 +76,13 @@ def _block_cells(sweep: SweepConfig, b: int, block: MatrixBlock, path: str | Pat
                 for rname in block.retrievers:
                     for method in block.methods:
                         for data in _settings(retrievers[rname], block, method):
+                            axes = {"model": model, "dataset": ds.name, "retriever": rname,
+                                    "testbed": data["testbed"], "rate": data.get("rate"), "method": method,
+                                    "seed": seed}
+                            if any(_matches(axes, e) for e in excludes):
+                                continue
                             spec = validate_mapping(RetrievalSpec, data, path=path, key_prefix=f"matrix.{b}")
-                            out.append(SweepCell(model, seed, ds, rname, method, spec))
+                            out.append(SweepCell(model, seed, ds, rname, method, spec, sampling))
     return out
 
 
@@ -110,26 +120,32 @@ def expand_runs(sweep: SweepConfig, *, path: str | Path | None = None) -> list[S
     """The `ExperimentConfig`s of the sweep: one per (model, seed, set of retrieval settings), model by
     model in matrix order. Each is validated like a run config; errors name the sweep file and key."""
     cells = expand_cells(sweep, path=path)
-    groups: dict[tuple[str, int], dict[DatasetSpec, list[RetrievalSpec]]] = {}
+    Slot = tuple[DatasetSpec, SamplingParams]
+    groups: dict[tuple[str, int], dict[Slot, list[RetrievalSpec]]] = {}
     for cell in cells:
-        groups.setdefault((cell.model, cell.seed), {}).setdefault(cell.dataset, []).append(cell.retrieval)
+        slot = (cell.dataset, cell.sampling)
+        groups.setdefault((cell.model, cell.seed), {}).setdefault(slot, []).append(cell.retrieval)
     for name in _drugmech_models(sweep):
         for seed in _seeds_of(sweep, name):
             groups.setdefault((name, seed), {})
     multi_seed = len({seed for _, seed in groups}) > 1
     runs: list[SweepRun] = []
-    for (model, seed), by_dataset in groups.items():
-        rects: dict[str, tuple[tuple[RetrievalSpec, ...], list[DatasetSpec]]] = {}
-        for ds, specs in by_dataset.items():
+    Rect = tuple[tuple[RetrievalSpec, ...], SamplingParams, list[DatasetSpec]]
+    for (model, seed), by_slot in groups.items():
+        rects: dict[str, Rect] = {}
+        for (ds, sampling), specs in by_slot.items():
             ordered = tuple(sorted(specs, key=prefix_key))
-            key = stable_digest([s.model_dump(mode="json") for s in ordered])[:6]
-            rects.setdefault(key, (ordered, []))[1].append(ds)
+            parts: list[Any] = [s.model_dump(mode="json") for s in ordered]
+            if sampling != sweep.sampling:  # a block's own sampling is a run of its own (one per run)
+                parts.append(sampling.model_dump(mode="json"))
+            key = stable_digest(parts)[:6]
+            rects.setdefault(key, (ordered, sampling, []))[2].append(ds)
         base = _run_name(model, seed if multi_seed else None)
-        entries: list[tuple[str, tuple[tuple[RetrievalSpec, ...], list[DatasetSpec]]]] = list(rects.items())
-        for i, (key, (ordered_specs, datasets)) in enumerate(entries or [("", ((), []))]):
+        entries: list[tuple[str, Rect]] = list(rects.items()) or [("", ((), sweep.sampling, []))]
+        for i, (key, (ordered_specs, sampling, datasets)) in enumerate(entries):
             name = base if len(rects) <= 1 else f"{base}__{key}"
             drugmech = sweep.drugmech if i == 0 and model in _drugmech_models(sweep) else None
-            config = _experiment(sweep, model, seed, name, datasets, ordered_specs, drugmech, path)
+            config = _experiment(sweep, model, seed, name, datasets, ordered_specs, sampling, drugmech, path)
             runs.append(SweepRun(model, config))
     return runs
 
@@ -156,6 +172,7 @@ def _experiment(
     name: str,
     datasets: list[DatasetSpec],
     specs: tuple[RetrievalSpec, ...],
+    sampling: SamplingParams,
     drugmech: dict[str, Any] | None,
     path: str | Path | None,
 ) -> ExperimentConfig:
@@ -168,7 +185,7 @@ def _experiment(
         "datasets": [d.model_dump() for d in datasets],
         "retrieval": [s.model_dump(mode="json") for s in specs] or [{"testbed": "none"}],
         "backend": {"name": profile.backend, "params": profile.backend_params()},
-        "sampling": sweep.sampling.model_dump(),
+        "sampling": sampling.model_dump(),
         "parser": sweep.parser,
         "n_boot": sweep.n_boot,
         "resources": _merge(sweep.resources, profile.resources),

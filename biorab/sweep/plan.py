@@ -187,8 +187,11 @@ def _add_keys(info: ModelInfo, cell: Cell, prompts: CellPrompts, sampling: Sampl
     else:
         for key, p in zip(generation_keys(info.digest, prompts.exact, sampling), prompts.exact, strict=True):
             exact.setdefault(key, p)
+    # a stand-in key is per (model, sampling, setting, instance): a block with its own sampling (Table 6's
+    # label scores) generates anew what another block generates for the same prompt
+    model = f"{info.digest}:{sampling.digest()[:12]}"
     for key, chars in prompts.estimated.items():
-        estimated[f"{info.digest}:{key}"] = chars
+        estimated[f"{model}:{key}"] = chars
     if not cell.retrieval.probes:
         return
     probes = [q for ex, hits in prompts.exact_hits if (q := probe_prompt(ex, list(hits))) is not None]

@@ -103,7 +103,8 @@ def _save(fig: Any, plt: Any, path: Path) -> Path:
 
 
 def all_plots(cells: list[CellRecord], out: Path) -> list[Path]:
-    """Every plot the sweep's cells allow."""
+    """Every plot the sweep's cells allow (resampled test splits, Table 6, are in no plot)."""
+    cells = [c for c in cells if c.ratio is None]
     made = [heatmap(cells, d, out) for d in dict.fromkeys(c.dataset for c in cells)]
     made += [rate_curve(cells, out), awareness_bars(cells, out)]
     return [p for p in made if p is not None]

@@ -60,7 +60,8 @@ class PromptPlanner:
     def examples(self, cell: Cell) -> list[Example]:
         from biorab.runner.plan import load_slice
 
-        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, cell.config.data_dir)
+        resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
+        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.config.data_dir)
         if key not in self._slices:
             self._slices[key] = load_slice(cell, cell.config.data_dir)
         return self._slices[key]
@@ -124,6 +125,14 @@ class PromptPlanner:
         if fingerprint is None:
             return {}
         corpus = self._digests.get(r, cell.dataset.name, cell.config.seed, cell.config.data_dir)
+        if r.method != "none":  # hits come from the transformed corpus: known once the transform is stored
+            from biorab.methods.apply import method_folder, stored_digest
+            from biorab.paths import cache_dir
+
+            transformed = stored_digest(method_folder(cell.config, r.method, corpus, cache_dir()))
+            if transformed is None:
+                return {}
+            corpus = transformed
         keys = hits_keys([ex.text for ex in examples], retriever=fingerprint, corpus=corpus, **r.key_fields())
         return {ex.id: key for ex, key in zip(examples, keys, strict=True)}
 

@@ -1,7 +1,8 @@
 """`run_sweep`: every run of a sweep, model by model, in one Ray job, tracked as one MLflow parent.
 
-    expand ─▶ check every run (errors before launch) ─▶ open MLflow (parent + every cell, RUNNING)
-    ─▶ one Ray init ─▶ for each model group: `run_experiment` (resume, caches) ─▶ log its cells
+    expand ─▶ check every run (errors before launch) ─▶ open the MLflow parent (RUNNING)
+    ─▶ one Ray init ─▶ for each model group: `run_experiment` (resume, caches; each cell's child run
+       opens when the cell starts, rows written logged as they come) ─▶ log its scored cells
     ─▶ report (tables, plots) ─▶ parent FINISHED
 
 Each model is loaded once per worker: its cells run in one `run_experiment` (one LLM actor pool) before the
@@ -72,7 +73,7 @@ def run_sweep(
     out = SweepResult(sweep.sweep_dir())
     out.sweep_dir.mkdir(parents=True, exist_ok=True)
     (out.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(sweep.model_dump(mode="json"), sort_keys=False))
-    tracking = _start_tracking(sweep, out.sweep_dir, runs) if sweep.tracking.enabled else None
+    tracking = _start_tracking(sweep, out.sweep_dir) if sweep.tracking.enabled else None
     key = _parent_key(sweep, out.sweep_dir)
     try:
         for run in runs:
@@ -105,7 +106,9 @@ def _run_one(run: SweepRun, *, resume: bool, executor: Any, tracking: Any, key: 
 
     start = time.monotonic()
     progress = tracking.progress(None) if tracking is not None else None
-    result = run_experiment(run.config, executor=executor, resume=resume, progress=progress, track=False)
+    watch = (lambda plans: _watch_cells(tracking, run, key, plans)) if tracking is not None else None
+    result = run_experiment(run.config, executor=executor, resume=resume, progress=progress, track=False,
+                            watch=watch)
     record_throughput(result.run_dir, model_digest=model_digest(run.config), generated=result.stats.generated,
                       wall_s=time.monotonic() - start,
                       mean_completion_tokens=_fresh_completion_tokens(result))
@@ -144,11 +147,19 @@ def _add(out: SweepResult, result: Any) -> None:
     out.failures += result.stats.generation_failures
 
 
-def _start_tracking(sweep: SweepConfig, sweep_dir: Path, runs: list[SweepRun]) -> Any:
-    """The sweep's parent (the sweep config as params) and a child per cell of every run (RUNNING)."""
-    from biorab.runner.experiment_source import experiment_sources
+def _watch_cells(tracking: Any, run: SweepRun, key: str, plans: list[Any]) -> Any:
+    """The children of one run's cells (registered now, opened as each cell starts)."""
     from biorab.tracking.cells import cell_entry
     from biorab.tracking.experiment import model_digest
+
+    digest = model_digest(run.config)
+    entries = {p.cell_id: cell_entry(run.config, p, key, model=run.model, model_digest=digest,
+                                     method=getattr(p.retrieval, "method", "none")) for p in plans}
+    return tracking.watch_cells(entries)
+
+
+def _start_tracking(sweep: SweepConfig, sweep_dir: Path) -> Any:
+    """The sweep's parent run (the sweep config as params); children open as their cells start."""
     from biorab.tracking.flatten import mlflow_params
     from biorab.tracking.live import LiveTracking, provenance_tags
     from biorab.tracking.mlflow_tracker import artifact_root
@@ -161,14 +172,6 @@ def _start_tracking(sweep: SweepConfig, sweep_dir: Path, runs: list[SweepRun]) -
         artifact_location=artifact_root(uri, sweep_dir), parent_key=key, parent_name=sweep.name,
         params=mlflow_params(sweep.model_dump(mode="json", exclude={"throughput"})),
         tags={"biorab.kind": "sweep", **provenance_tags()})
-    entries = []
-    for run in runs:
-        cells_dir = run.config.run_dir() / "cells"
-        plans = [s.plan for source in experiment_sources() for s in source.plan(run.config, cells_dir)]
-        digest = model_digest(run.config)
-        entries += [cell_entry(run.config, p, key, model=run.model, model_digest=digest,
-                               method=getattr(p.retrieval, "method", "none")) for p in plans]
-    tracking.start_cells(entries)
     return tracking
 
 

@@ -5,6 +5,10 @@
 - Table 2 shape (`by_corpus`): rows (LLM, corpus: unlabeled, counterfactual x%, diverse, labeled, none),
   columns datasets.
 - Table 3 shape (`awareness`): rows (LLM, dataset), true and false negative-awareness rates.
+- Tables 4-5 shape: the method cells' headline metric, and the methods' own scores against the true
+  ledger (detection precision/recall/F1 and correction accuracy; labeling accuracy and coverage).
+- Table 6 shape (`sampling_bias`): rows (LLM, retriever, dataset, positive:negative ratio), micro and
+  weighted P/R/F1 and the positive class's AUROC/AUPRC. Resampled cells appear in no other table.
 
 A cell shows the headline metric ×100 with its 95% CI; the best value of a column is bold (underlined in
 the paper); ``*`` marks a significant difference from the same LLM without retrieval (paired bootstrap,
@@ -22,6 +26,12 @@ from biorab.sweep.significance import Significance
 
 ALPHA = 0.05
 AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
+#: The methods' own scores (docs/methods.md), in the order the table shows those a sweep has.
+METHOD_SCORES = ("detection_precision", "detection_recall", "detection_f1", "correction_accuracy",
+                 "corpus_accuracy_before", "corpus_accuracy_after", "labeling_accuracy", "labeling_coverage")
+#: Table 6's columns (the paper's AUROC/AUPRC are the positive class's: `binary_auroc` / `binary_auprc`).
+SAMPLING_BIAS = ("micro_precision", "micro_recall", "micro_f1", "weighted_precision", "weighted_recall",
+                 "weighted_f1", "binary_auroc", "binary_auprc")
 
 
 @dataclass
@@ -71,6 +81,8 @@ def _table(title: str, cells: list[CellRecord], sig: dict[int, Significance], id
 def build_tables(cells: list[CellRecord], sig: dict[int, Significance]) -> list[Grid]:
     """The report's tables (only those the sweep has cells for)."""
     ids = {id(c): i for i, c in enumerate(cells)}
+    resampled = [c for c in cells if c.ratio is not None]
+    cells = [c for c in cells if c.ratio is None]
     grids = []
     t1 = [c for c in cells if c.testbed in ("labeled", "none") and c.method == "none"]
     if any(c.retriever != "none" for c in t1):
@@ -88,10 +100,27 @@ def build_tables(cells: list[CellRecord], sig: dict[int, Significance]) -> list[
     if methods:
         grids.append(_table("Tables 4-5 shape: methods", methods, sig, ids,
                             lambda c: f"{c.model} / {c.method} / {c.corpus}"))
+        grids.append(_scores("Tables 4-5: the methods' own scores against the true ledger, ×100 [95% CI]",
+                             methods, METHOD_SCORES, lambda c: f"{c.model} / {c.method} / {c.corpus} / "
+                             f"{c.dataset}"))
     aware = [c for c in cells if any(m in c.metrics for m in AWARENESS)]
     if aware:
         grids.append(_awareness(aware))
+    if resampled:
+        grids.append(_scores("Table 6 shape: sampling bias (positive:negative ratio), ×100 [95% CI]",
+                             resampled, SAMPLING_BIAS, lambda c: f"{c.model} / {c.retriever} / {c.dataset} / "
+                             f"{c.ratio}"))
     return grids
+
+
+def _scores(title: str, cells: list[CellRecord], names: tuple[str, ...],
+            label: Callable[[CellRecord], str]) -> Grid:
+    """Rows labelled by `label(cell)`, columns the metrics of `names` that any of the cells has."""
+    columns = [m for m in names if any(m in c.metrics for c in cells)]
+    grid = Grid(title, [m.replace("_", " ") for m in columns])
+    for c in cells:
+        grid.rows.append((label(c), [_fmt(c, m, None) for m in columns]))
+    return grid
 
 
 def _corpus_order(c: CellRecord) -> tuple[str, int, float]:

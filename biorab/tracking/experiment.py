@@ -9,7 +9,7 @@ from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
 from biorab.tracking.cells import cell_entry, cell_key, cell_metrics, ci_tags, predictions_table, write_ledger
 from biorab.tracking.flatten import mlflow_params
-from biorab.tracking.live import LiveTracking, provenance_tags
+from biorab.tracking.live import CellRowsFn, LiveTracking, provenance_tags
 from biorab.tracking.mlflow_tracker import artifact_root
 from biorab.tracking.preflight import resolve_uri
 
@@ -30,8 +30,9 @@ def model_digest(config: ExperimentConfig) -> str:
         return ""
 
 
-def start_run_tracking(config: ExperimentConfig, run_dir: Path, plans: list[CellPlan]) -> LiveTracking:
-    """Open the run's parent (the whole config as params) and a child per cell (RUNNING)."""
+def start_run_tracking(config: ExperimentConfig, run_dir: Path) -> LiveTracking:
+    """Open the run's parent (the whole config as params); children open as their cells start
+    (`watch_run_cells`)."""
     uri = resolve_uri(config.tracking.uri, run_dir)
     key = parent_key("run", config.name, run_dir)
     tracking = LiveTracking.start(
@@ -39,9 +40,15 @@ def start_run_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Cell
         artifact_location=artifact_root(uri, run_dir), parent_key=key, parent_name=config.name,
         params=mlflow_params(config.model_dump(mode="json")),
         tags={"biorab.kind": "run", **provenance_tags()})
-    digest = model_digest(config)
-    tracking.start_cells([cell_entry(config, p, key, model_digest=digest) for p in plans])
     return tracking
+
+
+def watch_run_cells(tracking: LiveTracking, config: ExperimentConfig, run_dir: Path,
+                    plans: list[CellPlan]) -> CellRowsFn:
+    """The children of a `biorab run`'s cells, opened as the executor reports each cell's first rows."""
+    key = parent_key("run", config.name, run_dir)
+    digest = model_digest(config)
+    return tracking.watch_cells({p.cell_id: cell_entry(config, p, key, model_digest=digest) for p in plans})
 
 
 def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, results: list[CellResult],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from biorab.errors import TrackingError
 from biorab.tracking.session import CellEntry, TrackingSession
 
 ProgressFn = Callable[[int, int], None]
+CellRowsFn = Callable[[Mapping[str, int]], None]
 _PACKAGES = ("biorab", "ray", "mlflow", "torch", "transformers", "vllm", "pyarrow")
 
 
@@ -73,8 +74,18 @@ class LiveTracking:
             print(f"biorab: tracking stopped: {e}", file=sys.stderr, flush=True)
             self.session, self.error = None, str(e)
 
-    def start_cells(self, entries: list[CellEntry]) -> None:
-        self._guard(lambda s: s.start_cells(entries))
+    def watch_cells(self, entries: dict[str, CellEntry]) -> CellRowsFn:
+        """Register the children of a run's cells (by cell id); returns the executor's per-cell callback
+        (`biorab.runner.execution.CellRowsFn`) that opens each child when its cell starts."""
+        self._guard(lambda s: s.register_cells(list(entries.values())))
+        keys = {cell_id: entry.key for cell_id, entry in entries.items()}
+
+        def cell_rows(counts: Mapping[str, int]) -> None:
+            by_key = {keys[c]: n for c, n in counts.items() if c in keys}
+            if by_key:
+                self._guard(lambda s: s.cell_rows(by_key))
+
+        return cell_rows
 
     def progress(self, inner: ProgressFn | None) -> ProgressFn:
         """A progress callback that also logs rows written on the parent (at most every 2 %)."""

@@ -1,9 +1,15 @@
 """`TrackingSession`: the MLflow runs of one sweep or `biorab run`, opened when the work starts and written
 as results come.
 
-    open (parent RUNNING, shared config as params) ─▶ start_cells (children RUNNING, own setting as params)
-    ─▶ progress (rows written, on the parent) ─▶ finish_cell (metrics, predictions table, ledger; FINISHED)
+    open (parent RUNNING, shared config as params) ─▶ register_cells (what each child will hold; nothing
+    opened) ─▶ cell_rows (a cell's first rows: its child opens, RUNNING, own setting as params; then rows
+    written, live on the child) ─▶ progress (rows written, on the parent) ─▶ finish_cell (metrics,
+    predictions table, ledger; FINISHED; a cell with nothing left to compute opens here)
     ─▶ finish (report and plots on the parent; stale children KILLED; parent FINISHED)
+
+A child is opened when its cell starts, not when the sweep starts: a sweep killed half-way has children
+for the cells it reached and none for the others. Children are found again by their key, so a resume
+reopens the same ones.
 
 Every MLflow failure becomes a `TrackingError`; callers write results to disk before tracking them, so a
 failure never loses compute (``biorab track RUN_DIR`` logs them again).
@@ -58,6 +64,8 @@ class TrackingSession:
         self.parent_id = ""
         self.cells: dict[str, CellEntry] = {}
         self._step = 0
+        self._existing: dict[str, Any] | None = None  # children of the parent already in the store, by key
+        self._rows: dict[str, int] = {}  # rows written so far, by child key
 
     @classmethod
     def open(cls, *, uri: str, experiment: str, artifact_location: str | None, parent_key: str,
@@ -86,20 +94,44 @@ class TrackingSession:
             keyed.log_params_once(client, existing, session.parent_id, params)
         return session
 
-    def start_cells(self, entries: list[CellEntry]) -> None:
-        """Open every child (RUNNING) with its own setting as params and its datasets as inputs."""
-        with _mlflow_errors("open the cell runs", self.hint):
-            existing = {r.data.tags.get(keyed.KEY): r for r in
-                        keyed.find_runs(self.client, self.experiment_id, keyed.PARENT_KEY, self.parent_key)}
-            for entry in entries:
-                run = existing.get(entry.key)
-                tags = {**entry.tags, keyed.PARENT_KEY: self.parent_key, keyed.MLFLOW_PARENT: self.parent_id}
-                entry.run_id = keyed.open_run(self.client, self.experiment_id, entry.key, name=entry.name,
-                                              tags=tags, existing=run)
-                keyed.log_params_once(self.client, run, entry.run_id, entry.params)
-                if run is None and entry.inputs:
-                    self.client.log_inputs(entry.run_id, datasets=_inputs(entry.inputs))
-                self.cells[entry.key] = entry
+    def register_cells(self, entries: list[CellEntry]) -> None:
+        """Remember what each child will hold; children open when their cells start (`start_cell`)."""
+        for entry in entries:
+            self.cells.setdefault(entry.key, entry)
+
+    def start_cell(self, key: str) -> None:
+        """Open the child of `key` (RUNNING; reopened when a run of its key exists) with its own setting as
+        params and its datasets as inputs; nothing when it is open already."""
+        entry = self.cells[key]
+        if entry.run_id:
+            return
+        with _mlflow_errors(f"open the cell run {entry.name}", self.hint):
+            if self._existing is None:  # one search for every child a previous attempt opened
+                self._existing = {r.data.tags.get(keyed.KEY): r for r in keyed.find_runs(
+                    self.client, self.experiment_id, keyed.PARENT_KEY, self.parent_key)}
+            run = self._existing.get(entry.key)
+            tags = {**entry.tags, keyed.PARENT_KEY: self.parent_key, keyed.MLFLOW_PARENT: self.parent_id}
+            entry.run_id = keyed.open_run(self.client, self.experiment_id, entry.key, name=entry.name,
+                                          tags=tags, existing=run)
+            keyed.log_params_once(self.client, run, entry.run_id, entry.params)
+            if run is None and entry.inputs:
+                self.client.log_inputs(entry.run_id, datasets=_inputs(entry.inputs))
+
+    def cell_rows(self, counts: Mapping[str, int]) -> None:
+        """Rows just written per child key (0: the cell's rows are entering generation): opens the children
+        of cells that start now, and logs each one's ``rows_written`` as it grows."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        for key, n in counts.items():
+            self.start_cell(key)
+            if n <= 0:
+                continue
+            self._rows[key] = self._rows.get(key, 0) + n
+            with _mlflow_errors(f"log rows of {self.cells[key].name}", self.hint):
+                self.client.log_batch(self.cells[key].run_id,
+                                      metrics=[Metric("rows_written", float(self._rows[key]), now,
+                                                      self._rows[key])])
 
     def progress(self, written: int, total: int) -> None:
         """Rows written so far (live on the parent: a crashed sweep still shows how far it got)."""
@@ -117,6 +149,7 @@ class TrackingSession:
         """Log a scored cell and mark it FINISHED."""
         from mlflow.entities import Metric, RunTag
 
+        self.start_cell(key)  # a cell with nothing left to compute starts (and ends) here
         run_id = self.cells[key].run_id
         now = int(time.time() * 1000)
         with _mlflow_errors(f"log cell {self.cells[key].name}", self.hint):
@@ -143,6 +176,8 @@ class TrackingSession:
         """End every open run as FAILED (an exception in the work itself); never raises."""
         with contextlib.suppress(Exception):
             for entry in self.cells.values():
+                if not entry.run_id:  # never started: no child to end
+                    continue
                 run = self.client.get_run(entry.run_id)
                 if run.info.status == "RUNNING":
                     self.client.set_terminated(entry.run_id, "FAILED")

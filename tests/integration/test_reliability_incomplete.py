@@ -43,7 +43,9 @@ def test_all_failed_generations_exit_3_and_log_no_score(tmp_path: Path, data_dir
     assert exp is not None
     (run,) = [r for r in client.search_runs([exp.experiment_id]) if "cell_id" in r.data.tags]
     assert run.data.tags["incomplete"] == "true"
-    assert run.data.metrics == {"n": 6.0, "parse_failures": 0.0, "generation_failures": 6.0}
+    # counts only (rows_written: the cell's live progress), no score
+    assert run.data.metrics == {"n": 6.0, "parse_failures": 0.0, "generation_failures": 6.0,
+                                "rows_written": 6.0}
 
     # a working backend (another cell: the backend params are in the fingerprint) completes: exit 0
     fixed = write_config(tmp_path, data_dir, **{**ALL_FAIL, "backend": {"name": "fake",

@@ -1,6 +1,7 @@
 """A fake-backend sweep: SIGKILLed mid-run, resumed, run a third time. MLflow then holds exactly one parent
-and one child per cell, all FINISHED (read back with `MlflowClient`); the plan of the same grid finds 0 new
-generations; `biorab report` writes the tables and plots."""
+and one child per cell, all FINISHED (read back with `MlflowClient`); a child opens when its cell starts,
+so the killed sweep has children only for the cells it reached; the plan of the same grid finds 0 new
+generations; `biorab report` writes the tables and plots, with the Detect-and-Correct cell's scores."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -23,7 +25,12 @@ from biorab.sweep.run import run_sweep
 pytestmark = pytest.mark.full_data
 
 REPO = Path(__file__).resolve().parents[2]
-CELLS = 12  # 2 models × 2 datasets × (none + BM25 counterfactual 20% / 100%)
+CELLS = 13  # 2 models × 2 datasets × (none + BM25 counterfactual 20% / 100%) + Detect-and-Correct at 20%
+
+
+# Detect-and-Correct of the 4,000-item counterfactual-20% corpus (800 corrupted): every item flagged and set
+# to 1; 230 of the 800 corrupted items have gold 1 (also `biorab corpus transform` with this backend)
+DC_SCORES = {"detection_precision": 0.2, "detection_recall": 1.0, "correction_accuracy": 0.2875}
 
 
 def write_sweep(tmp_path: Path, data_dir: Path) -> Path:
@@ -31,11 +38,16 @@ def write_sweep(tmp_path: Path, data_dir: Path) -> Path:
         "name": "sw",
         "output_dir": str(tmp_path / "runs"),
         "data_dir": str(data_dir),
+        # fake-b answers every corpus-review prompt (no label choices) "incorrect: 1": it flags every item
         "models": {"fake-a": {"backend": "fake", "params": {"mode": "choice", "delay_s": 0.3}},
-                   "fake-b": {"backend": "fake", "params": {"mode": "choice", "seed": 1}}},
-        "matrix": {"models": ["fake-a", "fake-b"],
-                   "datasets": [{"name": "ade_corpus_v2", "limit": 6}, {"name": "medmcqa", "limit": 5}],
-                   "retrievers": ["none", "bm25"], "testbeds": ["counterfactual"], "rates": [0.2, 1.0]},
+                   "fake-b": {"backend": "fake", "params": {"mode": "choice", "seed": 1,
+                                                            "answer": "incorrect: 1"}}},
+        "matrix": [{"models": ["fake-a", "fake-b"],
+                    "datasets": [{"name": "ade_corpus_v2", "limit": 6}, {"name": "medmcqa", "limit": 5}],
+                    "retrievers": ["none", "bm25"], "testbeds": ["counterfactual"], "rates": [0.2, 1.0]},
+                   {"models": ["fake-b"], "datasets": [{"name": "ade_corpus_v2", "limit": 6}],
+                    "retrievers": ["bm25"], "testbeds": ["counterfactual"], "rates": [0.2],
+                    "methods": ["detect_correct"]}],
         "sampling": {"max_tokens": 8},
         "n_boot": 50,
         "resources": {"llm": {"batch_size": 2}},
@@ -72,8 +84,9 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
     sweep = load_sweep(path)
     sweep_dir = sweep.sweep_dir()
     before = plan_sweep(sweep, path=path)
-    assert (before.cells, before.unique_generation_keys, before.new_generations) == (CELLS, 66, 66)
-    assert before.estimated_prompts == 44 and before.unique_retrieval_keys == 22
+    # the Detect-and-Correct cell's 6 prompts are estimated (its corpus is not transformed yet)
+    assert (before.cells, before.unique_generation_keys, before.new_generations) == (CELLS, 72, 72)
+    assert before.estimated_prompts == 50 and before.unique_retrieval_keys == 28
 
     # 1. killed (a real SIGKILL of the whole process group) once rows are on disk
     proc = sweep_process(path)
@@ -86,8 +99,15 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
     killed = mlflow_runs(sweep_dir)
     parents = [r for r in killed if "mlflow.parentRunId" not in r.data.tags]
     assert len(parents) == 1 and parents[0].info.status == "RUNNING"  # opened at start, left by the kill
-    assert len(killed) == 1 + CELLS  # every cell's run opened when the sweep started
     assert parents[0].data.metrics["rows_written"] >= 2  # progress logged live
+    # a child per cell that started (rows on disk, or a batch in generation), none for the cells after
+    started = [r for r in killed if "mlflow.parentRunId" in r.data.tags]
+    on_disk = {p.parent.name for p in sweep_dir.glob("*/cells/*/part-*.parquet")}
+    assert on_disk <= {r.data.tags["cell_id"] for r in started}
+    assert 1 <= len(started) <= len(on_disk) + 1 < CELLS
+    assert {r.info.status for r in started} == {"RUNNING"}
+    assert all(r.data.metrics.get("rows_written", 0) >= 1 for r in started
+               if r.data.tags["cell_id"] in on_disk)  # rows written, live on the child
 
     # 2. resumed by a new process: takes over the dead process's runs; 3. run again in-process, --fresh
     # (rows dropped, every generation read back from the cache)
@@ -95,7 +115,7 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
                           env=dict(os.environ), cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     third = run_sweep(sweep, path=path, resume=False)
-    assert third.generated == 0 and third.cache_hits == 66 and third.cells == CELLS
+    assert third.generated == 0 and third.cache_hits == 72 and third.cells == CELLS
 
     runs = mlflow_runs(sweep_dir)
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
@@ -128,10 +148,30 @@ def test_sweep_killed_resumed_rerun(tmp_path: Path, data_dir: Path, monkeypatch:
     assert "report" in {a.path for a in client.list_artifacts(parents[0].info.run_id)}
 
     after = plan_sweep(sweep, path=path)
-    # with the hits cached the prompts are exact: two BM25 cells render one identical prompt, so 64 keys
+    # with the hits cached the prompts are exact (the Detect-and-Correct cell's too, keyed on the stored
+    # transformed corpus; none estimated): two BM25 cells render one identical prompt, and in the corrected
+    # corpus every value is 1, so each of its 6 prompts is the one counterfactual 20% or 100% renders for
+    # that instance (whichever of them has value 1 for the retrieved example): 64 keys
     assert (after.unique_generation_keys, after.new_generations, after.estimated_prompts) == (64, 0, 0)
+    prompts = {c["cell"]: set(pq.read_table(c["predictions"], columns=["prompt"])["prompt"].to_pylist())
+               for f in sweep_dir.glob("fake-b*/summary.json") for c in json.loads(f.read_text())["cells"]}
+    corrected = prompts["ade_corpus_v2-test__counterfactual-0.2-bm25-k1-detect_correct__bm25"]
+    cf = "ade_corpus_v2-test__counterfactual-{}-bm25-k1__bm25"
+    assert len(corrected) == 6 and corrected <= prompts[cf.format("0.2")] | prompts[cf.format("1")]
     assert after.new_retrieval_keys == 0
     report = (sweep_dir / "report" / "report.md").read_text("utf-8")
     assert "Table 2 shape" in report and "fake-b / bm25 / counterfactual (20%)" in report
+    # the method's cell and its own scores against the corruption ledger (every item flagged, set to 1)
+    assert "| fake-b / detect_correct / counterfactual (20%) | " in report
+    dc = next(c for c in children if c.data.params["method"] == "detect_correct")
+    assert dc.data.params["rate"] == "0.2" and dc.data.metrics["n"] == 6
+    scores = {m: round(dc.data.metrics[m], 4) for m in
+              ("detection_precision", "detection_recall", "correction_accuracy")}
+    assert scores == DC_SCORES
+    line = next(x for x in report.splitlines() if x.startswith("| fake-b / detect_correct / counterfactual "
+                                                                "(20%) / ade_corpus_v2 |"))
+    # precision, recall, F1, correction accuracy, corpus accuracy before / after (bold: best of a column)
+    assert line.endswith("| **20.00 [19.0, 21.1]** | **100.00 [100.0, 100.0]** | **33.33 [31.9, 34.8]** | "
+                         "**28.75 [26.5, 31.1]** | **80.00 [78.9, 81.0]** | **28.25 [27.0, 29.5]** |")
     assert (sweep_dir / "report" / "f1_vs_counterfactual_rate.png").stat().st_size > 1000
     assert (sweep_dir / "report" / "report.html").is_file()

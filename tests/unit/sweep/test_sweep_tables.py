@@ -1,0 +1,44 @@
+"""The report's table shapes for the paper's Tables 4-6: the methods' own scores, and the sampling-bias
+cells (resampled test splits) in a table of their own and in no other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biorab.sweep.collect import CellRecord
+from biorab.sweep.tables import build_tables, to_markdown
+
+
+def record(retriever: str, testbed: str, *, method: str = "none", ratio: str | None = None,
+           metrics: dict | None = None, rate: float | None = None) -> CellRecord:
+    return CellRecord(model="m", dataset="ade_corpus_v2", task="classification", retriever=retriever,
+                      testbed=testbed, rate=rate, method=method, seed=0, metric="micro_f1",
+                      metrics={"micro_f1": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}, **(metrics or {})},
+                      predictions=Path("x.parquet"), n=10, ratio=ratio)
+
+
+def test_method_scores_and_sampling_bias_tables() -> None:
+    dc = {"detection_precision": {"value": 0.2, "ci_low": 0.19, "ci_high": 0.21},
+          "detection_recall": {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0},
+          "correction_accuracy": {"value": 0.2875, "ci_low": 0.265, "ci_high": 0.311}}
+    bias = {"weighted_f1": {"value": 0.35, "ci_low": 0.3, "ci_high": 0.4},
+            "binary_auroc": {"value": 0.5175, "ci_low": 0.45, "ci_high": 0.58}}
+    cells = [record("none", "none"), record("medcpt", "labeled"),
+             record("bm25", "counterfactual", rate=0.2),
+             record("bm25", "counterfactual", rate=0.2, method="detect_correct", metrics=dc),
+             record("medcpt", "labeled", ratio="1:5", metrics={**bias, "micro_f1": {"value": 0.9}})]
+    grids = {g.title.split(":")[0]: g for g in build_tables(cells, {})}
+    assert list(grids) == ["Table 1 shape", "Table 2 shape", "Tables 4-5 shape", "Tables 4-5",
+                           "Table 6 shape"]
+    scores = grids["Tables 4-5"]
+    assert scores.columns == ["detection precision", "detection recall", "correction accuracy"]
+    assert scores.rows == [("m / detect_correct / counterfactual (20%) / ade_corpus_v2",
+                            [(0.2, "20.00 [19.0, 21.0]"), (1.0, "100.00 [100.0, 100.0]"),
+                             (0.2875, "28.75 [26.5, 31.1]")])]
+    bias_grid = grids["Table 6 shape"]
+    assert bias_grid.columns == ["micro f1", "weighted f1", "binary auroc"]
+    assert bias_grid.rows == [("m / medcpt / ade_corpus_v2 / 1:5", [
+        (0.9, "90.00"), (0.35, "35.00 [30.0, 40.0]"), (0.5175, "51.75 [45.0, 58.0]")])]
+    # the resampled cell is not Table 1's MedCPT entry (that one is over the whole test split)
+    assert grids["Table 1 shape"].rows[1] == ("m / medcpt", [(0.5, "50.00 [40.0, 60.0]")])
+    assert "| m / medcpt / ade_corpus_v2 / 1:5 |" in to_markdown(bias_grid)
