@@ -1,6 +1,6 @@
 """`CachedGenerator`: a backend behind the content-keyed generation cache.
 
-Identical prompts in a call are generated once; cached generations are read back; a backend error fails only
+Identical prompts in a call are generated once (the later copies count as served from cache); cached generations are read back; a backend error fails only
 the prompts of that call (an errored `Generation`, never cached, so the next run retries them).
 """
 
@@ -37,8 +37,15 @@ class CachedGenerator:
         fresh = self._generate(list(todo.values()), list(todo), sampling)
         if self.store is not None:
             self.store.put_many(fresh)
-        return [GenerationResult(cached[k], k, True) if k in cached else GenerationResult(fresh[k], k, False)
-                for k in keys]
+        results = []
+        for k in keys:
+            if k in cached:
+                results.append(GenerationResult(cached[k], k, True))
+            else:  # a prompt repeated in this call was generated once: its later copies are served, not made
+                results.append(GenerationResult(fresh[k], k, False))
+                if not fresh[k].error:
+                    cached[k] = fresh[k]
+        return results
 
     def _generate(
         self, prompts: Sequence[Prompt], keys: Sequence[str], sampling: SamplingParams
