@@ -1,7 +1,8 @@
 """`CachedGenerator`: a backend behind the content-keyed generation cache.
 
 Identical prompts in a call are generated once (the later copies count as served from cache); cached
-generations are read back; a backend error fails only the prompts of that call (an errored `Generation`, never cached, so the next run retries them).
+generations are read back; a backend error fails only the prompts of that call (an errored `Generation`,
+never cached, so the next run retries them).
 """
 
 from __future__ import annotations
