@@ -104,15 +104,17 @@ def _run_locked(
     methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
     pending = [row for s in slices for row in s.pending]
     tracked = config.tracking.enabled if track is None else track
-    # Runs are opened before the work (a crash leaves them to take over); results reach disk before MLflow.
-    tracking = _start_tracking(config, run_dir, [s.plan for s in slices]) if tracked else None
+    # Runs are opened while the work starts up (a crash leaves them to take over); results reach disk
+    # before MLflow.
+    opening = _start_tracking(config, run_dir, [s.plan for s in slices]) if tracked else None
     try:
         stats = _execute(config, slices, pending, cells_dir, executor,
-                         tracking.progress(progress) if tracking else progress)
+                         opening.progress(progress) if opening else progress)
     except BaseException:
-        if tracking is not None:
-            tracking.fail()
+        if opening is not None:
+            opening.fail()
         raise
+    tracking = opening.wait() if opening else None
     results, sections, text = _score(config, planned, cells_dir, run_dir)
     add_extra_results(results, slices, methods, config)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
@@ -160,9 +162,12 @@ def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[
 
 
 def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[Any]) -> Any:
+    """The run's MLflow runs, opened in a thread from the executor's first progress call on
+    (`biorab.tracking.background`)."""
+    from biorab.tracking.background import BackgroundTracking
     from biorab.tracking.experiment import start_run_tracking
 
-    return start_run_tracking(config, run_dir, plans)
+    return BackgroundTracking(lambda: start_run_tracking(config, run_dir, plans))
 
 
 def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,
