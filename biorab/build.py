@@ -19,7 +19,10 @@ from biorab.registry import Registry
 
 
 def params_model(component: Any) -> type[BaseModel] | None:
-    model = getattr(component, "Params", None)
+    return _as_model(getattr(component, "Params", None))
+
+
+def _as_model(model: Any) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
@@ -31,9 +34,10 @@ def build_params(
     key: str | None = None,
     path: str | Path | None = None,
 ) -> BaseModel | None:
-    """Validate `params` against the component's `Params`; errors name `key` (dotted) and `path`."""
-    component = registry.get(name)
-    model = params_model(component)
+    """Validate `params` against the component's `Params`; errors name `key` (dotted) and `path`.
+
+    Only the component's params model is loaded (`Registry.params_of`), not necessarily the component."""
+    model = _as_model(registry.params_of(name))
     if model is None:
         if params:
             raise ConfigError(f"{registry.kind} {name!r} takes no params", key=key, path=path)

@@ -26,6 +26,7 @@ class Registry(Generic[T]):
         self._loaded_builtins = False
         self._objects: dict[str, T] = {}
         self._lazy: dict[str, str] = {}
+        self._lazy_params: dict[str, str] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register the decorated class or function under `name`."""
@@ -42,12 +43,20 @@ class Registry(Generic[T]):
         self._objects[name] = obj
         self._lazy.pop(name, None)
 
-    def add_lazy(self, name: str, target: str) -> None:
-        """Register `name` as ``"package.module:attribute"``, imported only when first asked for."""
-        if ":" not in target:
-            raise ValueError(f"lazy target must look like 'module:attribute', got {target!r}")
+    def add_lazy(self, name: str, target: str, *, params: str | None = None) -> None:
+        """Register `name` as ``"package.module:attribute"``, imported only when first asked for.
+
+        `params` (``"module:attribute"``) names the component's ``Params`` model in a light module: checking
+        a config's params then never imports the component's own module (the transformers backend's
+        imports torch and transformers, seconds of CPU on a driver that never generates).
+        """
+        for spec in (target, params or "-:-"):
+            if ":" not in spec:
+                raise ValueError(f"lazy target must look like 'module:attribute', got {spec!r}")
         if name not in self._objects:
             self._lazy[name] = target
+            if params is not None:
+                self._lazy_params[name] = params
 
     def get(self, name: str) -> T:
         self._load_builtins()
@@ -60,6 +69,15 @@ class Registry(Generic[T]):
             del self._lazy[name]
             return obj
         raise UnknownNameError(self.kind, name, self.names())
+
+    def params_of(self, name: str) -> Any:
+        """The ``Params`` attribute of component `name` (None when it has none), from the light module
+        given to `add_lazy` while the component itself is not loaded."""
+        self._load_builtins()
+        if name in self._lazy_params and name not in self._objects:
+            module_name, attribute = self._lazy_params[name].split(":", 1)
+            return getattr(importlib.import_module(module_name), attribute)
+        return getattr(self.get(name), "Params", None)
 
     def names(self) -> list[str]:
         self._load_builtins()

@@ -15,7 +15,11 @@ from biorab.generation import fake as _fake  # noqa: F401  (registers "fake")
 from biorab.generation.base import Backend, SamplingParams, stable_digest, truncate_at_stop
 from biorab.registry import BACKENDS
 
-BACKENDS.add_lazy("transformers", "biorab.generation.hf:TransformersBackend")
+BACKENDS.add_lazy(
+    "transformers",
+    "biorab.generation.hf:TransformersBackend",
+    params="biorab.generation.hf_params:TransformersParams",
+)
 BACKENDS.add_lazy("vllm", "biorab.generation.vllm_engine:VLLMBackend")
 BACKENDS.add_lazy("openai", "biorab.generation.openai_client:OpenAIBackend")
 

@@ -13,19 +13,18 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from pydantic import AliasChoices, Field
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, model_input_text, stable_digest, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
+from biorab.generation.hf_params import TransformersParams
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
-from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -54,24 +53,10 @@ class TransformersBackend:
         auto_prepare: prepare a known model on first use instead of raising `ModelNotPreparedError`.
     """
 
-    class Params(BaseParams):
-        model: str = "smollm2"
-        revision: str | None = None
-        adapter_path: str | None = Field(default=None,
-                                         validation_alias=AliasChoices("adapter_path", "adapter"))
-        merge_adapter: bool = True
-        dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
-        device: str = "cpu"
-        batch_size: int = Field(default=8, ge=1)
-        num_threads: int | None = Field(default=None, ge=1)
-        chat: bool = False
-        choices_via: Literal["score", "grammar"] = "score"
-        cache_dir: str | None = None
-        auto_prepare: bool = True
-        trust_remote_code: bool = False
+    Params = TransformersParams  # in its own light module: checking a config needs no torch
 
-    def __init__(self, params: TransformersBackend.Params | None = None) -> None:
-        self.params = p = params or TransformersBackend.Params()
+    def __init__(self, params: TransformersParams | None = None) -> None:
+        self.params = p = params or TransformersParams()
         if p.num_threads:
             torch.set_num_threads(p.num_threads)
         self.source = resolve_model(

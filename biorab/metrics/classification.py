@@ -4,7 +4,7 @@ and the parse-failure rate. All read the (weighted) confusion matrix of a `Label
 from __future__ import annotations
 
 from biorab.metrics.base import FailureTable, Metric
-from biorab.metrics.confusion import LabelTable, accuracy, macro_average, per_label_prf, weighted_average
+from biorab.metrics.confusion import LabelTable, accuracy, macro_average, weighted_average
 from biorab.registry import METRICS
 
 LABEL_TASKS: frozenset[str] = frozenset({"link_prediction", "classification", "qa", "nli"})
@@ -34,7 +34,7 @@ class _Averaged(Metric[LabelTable]):
             # Every instance holds exactly one gold and one (possibly invalid) predicted label, so micro
             # precision = micro recall = micro F1 = accuracy.
             return accuracy(table.confusion)
-        precision, recall, f1, support = per_label_prf(table.confusion)
+        precision, recall, f1, support = table.prf
         values = {"precision": precision, "recall": recall, "f1": f1}[self.statistic]
         if self.average == "macro":
             return macro_average(values)

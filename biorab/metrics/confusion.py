@@ -65,6 +65,12 @@ class LabelTable:
         """Weighted counts, rows = gold label, columns = predicted label plus a last "no answer" column."""
         return confusion_matrix(self.gold, self.pred, len(self.labels), self.weights)
 
+    @cached_property
+    def prf(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`per_label_prf` of `confusion`, once per table: a bootstrap resample is one table read by every
+        macro and weighted metric."""
+        return per_label_prf(self.confusion)
+
 
 def label_table(
     golds: Sequence[str],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -116,6 +117,11 @@ class TripleTable:
 
     def totals(self) -> np.ndarray:
         """Weighted ``(4, 3)`` sums of (predicted, gold, correct)."""
+        return self._totals
+
+    @cached_property
+    def _totals(self) -> np.ndarray:
+        # Once per table: a bootstrap resample is one table read by all twelve triple metrics.
         return np.tensordot(self.weights, self.counts, axes=1)
 
 

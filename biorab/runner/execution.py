@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from biorab.cells import CellPlan
     from biorab.experiment import ExperimentConfig
 
-# progress(advance, total): called after each written batch with the number of rows it held.
+# progress(advance, total): called once with advance=0 before the first batch (the executor's start-up,
+# such as Ray's, is under way: the runner then opens the MLflow runs in a thread), then after each
+# written batch with the number of rows it held.
 ProgressFn = Callable[[int, int], None]
 # cell_rows({cell_id: n}): after each written batch, the rows it held per cell. An executor that sees a
 # batch before generation (the in-process one) also calls it with n = 0 for the cells whose rows are

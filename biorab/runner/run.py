@@ -109,20 +109,21 @@ def _run_locked(
     methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
     pending = [row for s in slices for row in s.pending]
     tracked = config.tracking.enabled if track is None else track
-    # The parent run opens before the work, each cell's run when the cell starts (a crash leaves them to
-    # take over); results reach disk before MLflow.
+    # The parent and child runs are opened in a thread while the work starts up, each cell's child as the
+    # cell starts (a crash leaves them to take over); results reach disk before MLflow.
     plans = [s.plan for s in slices]
-    tracking = _start_tracking(config, run_dir) if tracked else None
-    watchers = [_watch_cells(tracking, config, run_dir, plans)] if tracking is not None else []
+    opening = _start_tracking(config, run_dir, plans) if tracked else None
+    watchers = [opening.cell_rows()] if opening is not None else []
     if watch is not None:
         watchers.append(watch(plans))
     try:
         stats = _execute(config, slices, pending, cells_dir, executor,
-                         tracking.progress(progress) if tracking else progress, _fan_out(watchers))
+                         opening.progress(progress) if opening else progress, _fan_out(watchers))
     except BaseException:
-        if tracking is not None:
-            tracking.fail()
+        if opening is not None:
+            opening.fail()
         raise
+    tracking = opening.wait() if opening else None
     results, sections, text = _score(config, planned, cells_dir, run_dir)
     add_extra_results(results, slices, methods, config)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
@@ -183,16 +184,14 @@ def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[
     return results, sections, text
 
 
-def _start_tracking(config: ExperimentConfig, run_dir: Path) -> Any:
-    from biorab.tracking.experiment import start_run_tracking
+def _start_tracking(config: ExperimentConfig, run_dir: Path, plans: list[CellPlan]) -> Any:
+    """The run's MLflow parent, opened in a thread from the executor's first progress call on, and its
+    cells' children, each opened as the cell starts (`biorab.tracking.background`)."""
+    from biorab.tracking.background import BackgroundTracking
+    from biorab.tracking.experiment import start_run_tracking, watch_run_cells
 
-    return start_run_tracking(config, run_dir)
-
-
-def _watch_cells(tracking: Any, config: ExperimentConfig, run_dir: Path, plans: list[CellPlan]) -> Any:
-    from biorab.tracking.experiment import watch_run_cells
-
-    return watch_run_cells(tracking, config, run_dir, plans)
+    return BackgroundTracking(lambda: start_run_tracking(config, run_dir),
+                              watch_cells=lambda tracking: watch_run_cells(tracking, config, run_dir, plans))
 
 
 def _finish_tracking(tracking: Any, config: ExperimentConfig, results: list[CellResult], run_dir: Path,

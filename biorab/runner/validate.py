@@ -35,8 +35,8 @@ def load_experiment(
 
 
 def _check_name(registry: Registry[object], name: str, key: str, path: str | Path | None) -> None:
-    try:
-        registry.get(name)
+    try:  # a component registered with a light params module is not imported (its worker imports it)
+        registry.params_of(name)
     except UnknownNameError as e:
         raise ConfigError(str(e), key=key, path=path) from e
     except ImportError as e:  # a lazily registered component whose package is not installed here

@@ -17,7 +17,7 @@ import time
 import uuid
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from biorab.errors import BioRABError
@@ -95,6 +95,8 @@ def _create(path: Path, artifact_root: str | None) -> None:
         stale.unlink(missing_ok=True)
     tmp = path.parent / f".{path.name}{_CREATING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
+        _migrate_unsynced(f"sqlite:///{tmp}")
+        # The tables exist now: MLflow only checks their revision and adds its default experiment.
         store = SqlAlchemyStore(f"sqlite:///{tmp}", artifact_root or (path.parent / "mlartifacts").as_uri())
         store.engine.dispose()  # close every connection before the file is published
         with open(tmp, "rb") as f:
@@ -104,3 +106,28 @@ def _create(path: Path, artifact_root: str | None) -> None:
             os.link(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _migrate_unsynced(uri: str) -> None:
+    """MLflow's own table creation and migrations on the private file of `uri`, without a sync per step.
+
+    Each of the ~400 schema statements commits, and SQLite syncs the file (and its journal) at each
+    commit: seconds of disk waits on a busy machine. Nothing reads this file before `_create` syncs it
+    once and publishes it, and a crash leaves only a temporary that the next creator deletes, so the
+    per-step syncs protect nothing here. The statements are MLflow's (`_initialize_tables`, what
+    `SqlAlchemyStore` runs on an empty database), so the schema is the one MLflow would create.
+    """
+    from mlflow.store.db.utils import _initialize_tables, create_sqlalchemy_engine
+    from sqlalchemy import event
+
+    engine = create_sqlalchemy_engine(uri)
+
+    @event.listens_for(engine, "connect")
+    def _unsynced(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA synchronous = OFF")
+        dbapi_conn.execute("PRAGMA journal_mode = MEMORY")
+
+    try:
+        _initialize_tables(engine)
+    finally:
+        engine.dispose()

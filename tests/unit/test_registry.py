@@ -52,3 +52,29 @@ def test_double_registration_is_an_error() -> None:
     reg = _registry()
     with pytest.raises(ValueError, match="registered twice"):
         reg.add("sprocket", object())
+
+
+def test_params_of_a_lazy_entry_come_from_its_light_module_alone() -> None:
+    """Checking params loads only the module named by ``params=``: here the component's own module does
+    not even exist, as a heavy one (torch) may be absent on the machine that validates."""
+    from biorab.build import build_params
+
+    reg: Registry[object] = Registry("widget")
+    reg.add_lazy("heavy", "biorab_no_such_module_anywhere:Heavy",
+                 params="biorab.generation.base:SamplingParams")
+    checked = build_params(reg, "heavy", {"max_tokens": 7})
+    assert checked is not None and checked.model_dump()["max_tokens"] == 7
+    with pytest.raises(ConfigError, match="'max_tokenz'.*unknown key"):
+        build_params(reg, "heavy", {"max_tokenz": 7})
+    with pytest.raises(ModuleNotFoundError, match="biorab_no_such_module_anywhere"):
+        reg.get("heavy")  # building it still imports the component
+    with pytest.raises(UnknownNameError):
+        reg.params_of("heavier")
+    with pytest.raises(ValueError, match="module:attribute"):
+        reg.add_lazy("odd", "collections:OrderedDict", params="no-colon")
+
+
+def test_params_of_a_loaded_or_plain_entry_is_its_params_attribute() -> None:
+    reg = _registry()
+    assert reg.params_of("sprocket") is reg.get("sprocket").Params  # type: ignore[attr-defined]
+    assert reg.params_of("ordered") is None  # OrderedDict has no Params
