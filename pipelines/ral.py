@@ -4,9 +4,10 @@
              → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
              runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
 
-Retrieval is its own pass when any cell retrieves: the LLM batches are cut only once every row's examples
-are known, so that rows sharing instruction + retrieved example run together (vLLM's prefix cache;
-`biorab.runner.prefix_order`). Hits are cached as they come, so a killed run retrieves nothing twice.
+With prefix order (by default on the vLLM backend, `biorab.runner.prefix_order.wanted`), retrieval is its
+own pass: the LLM batches are cut only once every row's examples are known, so that rows sharing
+instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
+killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
 
 Each stage is a `biorab.runner.stages` callable; this module only adds resources, batching and I/O.
 """
@@ -22,7 +23,7 @@ from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
 from biorab.runner.plan import sampling_seeds
-from biorab.runner.prefix_order import order_by_prefix
+from biorab.runner.prefix_order import order_by_prefix, wanted
 from biorab.runner.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
@@ -130,7 +131,7 @@ def run_ray(
     attempt: str,
     progress: ProgressFn | None = None,
     cell_rows: CellRowsFn | None = None,
-    prefix_order: bool = True,
+    prefix_order: bool | None = None,
 ) -> ExecutionStats:
     """Run the pipeline over `rows`, streaming receipts to count progress; shuts down a Ray it started.
     The driver learns of a cell from its first receipts (generation runs in the actors), so `cell_rows`
@@ -139,7 +140,7 @@ def run_ray(
 
     started = init_ray(config.resources)
     try:
-        retrieved = prefix_order and any(p.retrieves for p in plans.values())
+        retrieved = wanted(config, prefix_order, plans)
         if retrieved:
             rows = retrieve_rows(rows, plans, config, stores)
         ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
@@ -164,9 +165,9 @@ class RayExecutor:
     """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``).
 
     `prefix_order`: retrieve first and put rows in prompt-prefix order before batching (``False``: one
-    streaming pass in the given order)."""
+    streaming pass in the given order; ``None``: where the backend has a prefix cache)."""
 
-    def __init__(self, *, prefix_order: bool = True) -> None:
+    def __init__(self, *, prefix_order: bool | None = None) -> None:
         self.prefix_order = prefix_order
 
     def run(

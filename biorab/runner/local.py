@@ -17,7 +17,7 @@ from biorab.runner.awareness_stage import ProbeStage
 from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
 from biorab.runner.output import write_shards
 from biorab.runner.plan import sampling_seeds
-from biorab.runner.prefix_order import order_by_prefix
+from biorab.runner.prefix_order import order_by_prefix, wanted
 from biorab.runner.retrieval_stage import RetrievalStage
 from biorab.runner.rows import stamp
 from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
@@ -34,14 +34,15 @@ def run_local(
     progress: ProgressFn | None = None,
     backend: Any = None,
     cell_rows: CellRowsFn | None = None,
-    prefix_order: bool = True,
+    prefix_order: bool | None = None,
 ) -> ExecutionStats:
     """Run every pending row through retrieval → render → generate → parse → awareness probe → write, in
     batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
     for tests. The probe acts only on rows of cells whose retrieval setting probes.
 
-    With retrieving cells, every row is retrieved first and the rows are put in prompt-prefix order
-    (`biorab.runner.prefix_order`) before the LLM batches are cut (``prefix_order=False``: as given)."""
+    With prefix order (`biorab.runner.prefix_order.wanted`: ``None`` = where the backend has a prefix
+    cache), every row is retrieved first and the rows are put in prompt-prefix order before the LLM
+    batches are cut."""
     hits_store, generations_store = stores
     retrieve = RetrievalStage(plans, hits_store)
     render = RenderStage(plans)
@@ -53,7 +54,7 @@ def run_local(
     size = config.resources.llm.batch_size
     if progress is not None:
         progress(0, len(rows))  # the total, before the first (possibly long) batch
-    retrieved = prefix_order and any(p.retrieves for p in plans.values())
+    retrieved = wanted(config, prefix_order, plans)
     if retrieved:  # hits are cached as they come: a killed run retrieves nothing twice
         rows = order_by_prefix([r for start in range(0, len(rows), size)
                                 for r in retrieve([dict(r) for r in rows[start : start + size]])], plans)
@@ -82,10 +83,11 @@ class LocalExecutor:
     Args:
         backend: an already built backend (tests, Serve); ``None`` builds the config's backend (after
             preparing its model files) and closes it at the end.
-        prefix_order: put retrieved rows in prompt-prefix order before batching (``False``: as given).
+        prefix_order: put retrieved rows in prompt-prefix order before batching (``None``: where the
+            backend has a prefix cache, `biorab.runner.prefix_order.wanted`).
     """
 
-    def __init__(self, backend: Any = None, *, prefix_order: bool = True) -> None:
+    def __init__(self, backend: Any = None, *, prefix_order: bool | None = None) -> None:
         self.backend = backend
         self.prefix_order = prefix_order
 

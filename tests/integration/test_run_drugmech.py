@@ -132,8 +132,9 @@ def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest
         "query_file": "change_pos_dpi_r250", "world": "open", "mode": "", "run": "1", "backend": "fake",
         "task": "drugmech"}
     assert not {"dataset", "split", "testbed", "method"} & (set(run.data.tags) | set(run.data.params))
-    assert run.data.metrics == {"rows_written": 4.0, "n": 4.0, "parse_failures": 1.0, "generation_failures": 0.0,
-                                "n_incomplete": 1.0, "accuracy_strict": 0.25, "accuracy_relaxed": 0.5,
+    assert run.data.metrics == {"rows_written": 4.0, "n": 4.0, "parse_failures": 1.0,
+                                "generation_failures": 0.0, "n_incomplete": 1.0, "accuracy_strict": 0.25,
+                                "accuracy_relaxed": 0.5,
                                 "accuracy_strict_complete_only": pytest.approx(1 / 3)}
     assert parent.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"  # the shared config
     assert parent.data.params["drugmech.runs"] == "2"
