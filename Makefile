@@ -3,7 +3,7 @@
 #   - the virtual environment, by install.sh, when it is missing or pyproject.toml/install.sh changed;
 #   - the data: `biorab run` fetches what its job reads when no data folder is found (see
 #     docs/datasets.md); `make test` fetches everything when neither ../shared/data nor
-#     $BIORAB_DATA_DIR exists (with $BIORAB_DATA_MIRROR for the files only a mirror has);
+#     $BIORAB_DATA_DIR exists (from $BIORAB_DATA_MIRROR when it is set);
 #   - the CPU model: `biorab run` converts the packaged GGUF once, on first use, and caches it.
 VENV ?= .venv
 PY := $(VENV)/bin/python
