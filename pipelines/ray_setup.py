@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from biorab.experiment import ResourcesConfig
+
+# The reaper watching this process (one per driver, however many local Rays it starts in turn).
+_REAPER: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def short_temp_dir() -> str:
@@ -56,8 +61,24 @@ def init_ray(resources: ResourcesConfig) -> bool:
             log_to_driver=False,
             logging_level=logging.WARNING,
         )
+        start_reaper()
     # Ray Data logs every execution plan at INFO; `biorab run` shows its own progress instead.
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False  # `biorab run` draws its own bar
     return True
+
+
+def start_reaper() -> None:
+    """Start `pipelines.ray_reaper` for this driver (once): if the driver is killed, it ends the local
+    Ray's processes that would otherwise outlive it by about a minute. In a session of its own, so a
+    signal to the driver's process group does not take it down before it has reaped."""
+    pid = os.getpid()
+    running = _REAPER.get(pid)
+    if running is not None and running.poll() is None:
+        return
+    _REAPER[pid] = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.ray_reaper", str(pid)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
