@@ -3,6 +3,7 @@ for long: without `pipelines.ray_reaper`, Ray's dashboard and runtime-env agents
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -84,8 +85,6 @@ def test_kill_nine_of_the_driver_leaves_no_ray_process(tmp_path: Path, data_dir:
     left = survivors(known)
     for item in left:  # do not leave them to the next test
         pid = int(item.split()[0])
-        try:
+        with contextlib.suppress(psutil.Error):
             psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
     assert left == [], f"Ray processes still alive 15 s after the driver was killed: {left}"
