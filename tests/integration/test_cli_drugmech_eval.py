@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from biorab.drugmech.prompts.texts import EL_OPTIONS
+from tests.support.golden import GOLDEN
 
 REPO = Path(__file__).resolve().parents[2]
 BIORAB = [sys.executable, "-c", "from biorab.cli.main import main; main()"]
@@ -33,7 +34,7 @@ def test_prompts_index_prints_the_golden_prompt(drugmechdb_dir: Path, drugmechcf
         drugmechcf_dir,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (drugmechcf_dir / "golden/prompts/delete_pos_ppi_0_closed.txt").read_text()
+    assert done.stdout == (GOLDEN / "prompts/delete_pos_ppi_0_closed.txt").read_text()
 
 
 @pytest.mark.full_data  # pinned on the full staged data (../shared/data)
@@ -47,7 +48,7 @@ def test_prompts_writes_jsonl(tmp_path: Path, drugmechdb_dir: Path, drugmechcf_d
     assert len(rows) == 1000 and rows[999]["index"] == 999
     assert set(rows[0]) == {"query_file", "index", "mode", "prompt"}
     assert (
-        rows[0]["prompt"] == (drugmechcf_dir / "golden/prompts/factual_neg_0_NAMED_DISEASE.txt").read_text()
+        rows[0]["prompt"] == (GOLDEN / "prompts/factual_neg_0_NAMED_DISEASE.txt").read_text()
     )
     failed = _run(
         ["drugmech", "prompts", "factuals_neg_r1k", "--mode", "ANONYMIZED_DISEASE", "--index", "0"],

@@ -16,6 +16,7 @@ from biorab.drugmech.queries.query_files import CounterfactualQuery, load_releas
 from biorab.drugmech.scoring.correctness import addlink_reference
 from biorab.drugmech.scoring.graph_matching import match_graphs, normalize_name
 from biorab.drugmech.scoring.tfidf import TfidfMatcher
+from tests.support.golden import GOLDEN
 
 # Reference: Tolazoline -> Alpha-1A -> DNA gyrase -> DNA replication -> S. pneumoniae -> pneumonia (6 nodes,
 # 5 edges), the expected MoA of AddLink_pos_ppi_r1k[0].
@@ -160,5 +161,5 @@ def test_composed_addlink_reference_equals_golden(
     db = load_drugmechdb(drugmechdb_dir)
     query = load_release_file(f"AddLink_pos_{link}_r1k", release_dir=drugmechcf_dir).queries[0]
     assert isinstance(query, CounterfactualQuery)
-    expected = (drugmechcf_dir / "golden" / "prompts" / f"addlink_pos_{link}_0_expected_moa.txt").read_text()
+    expected = (GOLDEN / "prompts" / f"addlink_pos_{link}_0_expected_moa.txt").read_text()
     assert moa_for_prompt(addlink_reference(query, db)) == expected

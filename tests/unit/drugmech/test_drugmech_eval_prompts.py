@@ -18,6 +18,7 @@ from biorab.drugmech.prompts.render import render_prompt
 from biorab.drugmech.prompts.texts import AL_TEMPLATE, EL_OPTIONS, EL_TEMPLATE, F_EXAMPLES
 from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
 from biorab.errors import DataError
+from tests.support.golden import GOLDEN
 
 COUNTERFACTUAL_GOLDEN = [
     f"{q}_{pn}_{link}_0_{world}"
@@ -29,8 +30,8 @@ COUNTERFACTUAL_GOLDEN = [
 FACTUAL_MODES = ("ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS")
 
 
-def _golden(drugmechcf_dir: Path, name: str) -> str:
-    return (drugmechcf_dir / "golden" / "prompts" / f"{name}.txt").read_text(encoding="utf-8")
+def _golden(name: str) -> str:
+    return (GOLDEN / "prompts" / f"{name}.txt").read_text(encoding="utf-8")
 
 
 def _release_name(golden: str) -> str:
@@ -38,8 +39,8 @@ def _release_name(golden: str) -> str:
     return f"AddLink_{pn}_{link}_r1k" if q == "addlink" else f"{q}_{pn}_{link}_r250"
 
 
-def test_template_strings_equal_the_originals(drugmechcf_dir: Path) -> None:
-    strings = json.loads((drugmechcf_dir / "golden" / "prompt_strings.json").read_text(encoding="utf-8"))
+def test_template_strings_equal_the_originals() -> None:
+    strings = json.loads((GOLDEN / "prompt_strings.json").read_text(encoding="utf-8"))
     assert strings["AL_TEMPLATE"] == AL_TEMPLATE
     assert strings["EL_TEMPLATE_v2"] == EL_TEMPLATE
     assert strings["EL_OPTIONS"] == EL_OPTIONS
@@ -52,23 +53,22 @@ def test_counterfactual_prompt_is_byte_identical(
 ) -> None:
     query = load_release_file(_release_name(golden), release_dir=drugmechcf_dir).queries[0]
     world = golden.rsplit("_", 1)[1]
-    assert render_prompt(query, world=world, moas=drugmechdb) == _golden(drugmechcf_dir, golden)
+    assert render_prompt(query, world=world, moas=drugmechdb) == _golden(golden)
 
 
 @pytest.mark.parametrize("mode", FACTUAL_MODES)
 def test_factual_positive_prompt_and_nodes(mode: str, drugmechdb: DrugMechDB, drugmechcf_dir: Path) -> None:
     query = load_release_file("factuals_pos_r1k", release_dir=drugmechcf_dir).queries[0]
     assert isinstance(query, FactualQuery)
-    expected = _golden(drugmechcf_dir, f"factual_pos_0_{mode}")
+    expected = _golden(f"factual_pos_0_{mode}")
     assert render_factual(query, mode=mode, moas=drugmechdb) == expected
-    nodes = json.loads(_golden(drugmechcf_dir, f"factual_pos_0_{mode}_prompt_nodes"))
+    nodes = json.loads(_golden(f"factual_pos_0_{mode}_prompt_nodes"))
     assert factual_prompt_nodes(query, mode=mode, moas=drugmechdb)[1] == nodes
 
 
 def test_factual_negative_named_needs_no_drugmechdb(drugmechcf_dir: Path) -> None:
     query = load_release_file("factuals_neg_r1k", release_dir=drugmechcf_dir).queries[0]
-    assert render_prompt(query, mode="NAMED_DISEASE") == _golden(
-        drugmechcf_dir, "factual_neg_0_NAMED_DISEASE"
+    assert render_prompt(query, mode="NAMED_DISEASE") == _golden("factual_neg_0_NAMED_DISEASE"
     )
 
 

@@ -26,6 +26,7 @@ from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.simulator import INVERSE_RELATIONS, simulate
 from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
 from biorab.errors import ConfigError, DataError
+from tests.support.golden import GOLDEN
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 
@@ -109,7 +110,7 @@ def test_composed_moa_of_sample_0_renders_as_golden(link: str, red: DrugMechDB, 
     cand = find_candidate(SourceIndex(red), red, query)
     assert cand is not None
     composed = compose_moa(cand)
-    golden = drugmechcf_dir / "golden" / "prompts" / f"addlink_pos_{link}_0_expected_moa.txt"
+    golden = GOLDEN / "prompts" / f"addlink_pos_{link}_0_expected_moa.txt"
     assert moa_for_prompt(composed) == golden.read_text(encoding="utf-8")
     assert simulate(composed)[composed.sink] == -1
     negative = compose_moa(cand, relation=INVERSE_RELATIONS[cand.new_relation])
