@@ -9,7 +9,7 @@ round, so a burst of load from other users hits both. Printed per checkout and m
 seconds, the median CPU seconds (user + sys of the subprocess: what other users' load does not inflate),
 and ratios. The plans' JSON (less ``seconds``) must agree across checkouts and modes; a mismatch is printed.
 
-Run: ``.venv/bin/python bench/plan.py [SWEEP] [--rounds 3] [--other PATH_TO_ANOTHER_CHECKOUT]`` (SWEEP defaults to
+Run: ``.venv/bin/python bench/plan.py [SWEEP] [--rounds 3] [--other OTHER_CHECKOUT]`` (SWEEP defaults to
 jobs/paper.yaml; its data is found as ``biorab plan`` finds it, e.g. ``$BIORAB_DATA_DIR``).
 """
 
