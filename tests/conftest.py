@@ -4,6 +4,7 @@ folder (read-only in CI)."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,11 @@ ALLOW_MISSING = os.environ.get("BIORAB_ALLOW_MISSING_DATA") == "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A runner that starts the tests in the background (`cmd &` in a script) leaves SIGINT ignored, and an
+    # ignored signal stays ignored in every child: the tests that press Ctrl-C on a `biorab` subprocess need
+    # it delivered. Handled here (not ignored), it is back to the default in each child after exec.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "full_data: needs the full staged data (../shared/data); fails "
                             "when it is missing unless BIORAB_ALLOW_MISSING_DATA=1")
 
