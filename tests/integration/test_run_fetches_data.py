@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from biorab import paths
 from biorab.cli.main import app
+from tests.support.bare_machine import bare_machine as make_bare_machine
 from tests.support.range_http_server import RangeServer
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).
@@ -25,12 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def bare_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No data beside the checkout, no overrides; returns the fetched-data default (empty)."""
-    for env in ("BIORAB_DATA_DIR", "BIORAB_DRUGMECHDB_DIR", "BIORAB_DRUGMECHCF_DIR", "BIORAB_DATA_MIRROR"):
-        monkeypatch.delenv(env, raising=False)
-    monkeypatch.setattr(paths, "_REPO_ROOT", tmp_path / "checkout" / "repo")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg" / "biorab" / "data"
+    return make_bare_machine(tmp_path, monkeypatch)
 
 
 def test_run_fetches_the_configs_data_when_none_is_found(

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from biorab import paths
 from biorab.config_loading import load_config
 from biorab.experiment import ExperimentConfig
 from biorab.fetching import load_manifest
 from biorab.fetching.for_config import names_to_fetch
+from tests.support.bare_machine import bare_machine as make_bare_machine
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -20,12 +20,7 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def fetched_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No data beside the checkout, no overrides, no mirror; returns the fetched-data default (empty)."""
-    for env in ("BIORAB_DATA_DIR", "BIORAB_DRUGMECHDB_DIR", "BIORAB_DRUGMECHCF_DIR", "BIORAB_DATA_MIRROR"):
-        monkeypatch.delenv(env, raising=False)
-    monkeypatch.setattr(paths, "_REPO_ROOT", tmp_path / "checkout" / "repo")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg" / "biorab" / "data"
+    return make_bare_machine(tmp_path, monkeypatch)
 
 
 def drugmech_smoke() -> ExperimentConfig:
