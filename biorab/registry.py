@@ -115,6 +115,12 @@ BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
 EXPERIMENTS: Registry[Any] = Registry("experiment")
 EXPERIMENTS.add_lazy("biorab", "biorab.runner.benchmark_source:BioRABSource")
 EXPERIMENTS.add_lazy("drugmech", "biorab.drugmech.experiment.source:DrugMechSource")
+#: The RAL assembly's plug-ins (`biorab.ral.plugins`): hit filters by kind, corpus methods by name.
+HIT_FILTERS: Registry[Any] = Registry("hit filter")
+HIT_FILTERS.add_lazy("encoder", "biorab.learn.hit_filter:build_hit_filter")
+CORPUS_METHODS: Registry[Any] = Registry("corpus method")
+for _method in ("detect_correct", "llm_label"):
+    CORPUS_METHODS.add_lazy(_method, "biorab.methods.corpus_hooks:corpus_hook")
 
 ALL_REGISTRIES: dict[str, Registry[Any]] = {
     "datasets": DATASETS,

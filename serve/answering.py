@@ -3,16 +3,15 @@ deployment clients, and the `Answer` becomes JSON. No Serve or HTTP here, so it 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from biorab.caches import GenerationStore
 from biorab.errors import BioRABError
 from biorab.generation.base import SamplingParams
-from biorab.ral import RAL, Answer, CachedGenerator, dataset_labels
+from biorab.ral import RAL, Answer, AnswerOptions, Stores, assemble
 from biorab.records import Example, Hit
-from biorab.tasks import AWARENESS_NEGATIVE, get_template
-from serve.clients import GeneratorClient, RetrieverClient, Timings
+from biorab.tasks import AWARENESS_NEGATIVE
+from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
 from serve.config import ServeConfig
 from serve.errors import ApiError
 from serve.generator import CONTEXT_ERROR
@@ -44,53 +43,42 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
 
 
 class Answerer:
-    """Builds a per-request RAL (cheap: the template is cached, the models live in the deployments)."""
+    """The replica's one RAL, assembled by `biorab.ral.assemble` from the serve config's blocks (the very
+    function `biorab run` cells are assembled by), with the deployments' clients as its retriever and
+    backend; a request's k, label space and sampling are per-call `AnswerOptions`."""
 
     def __init__(self, cfg: ServeConfig, retriever: Any, generator: Any, model_digest: str,
                  store: GenerationStore | None = None) -> None:
-        self.cfg, self.retriever, self.generator = cfg, retriever, generator
-        self.model_digest, self.store = model_digest, store
-        self.template = get_template(cfg.dataset, variant=cfg.retrieval.template, labels=cfg.labels,
-                                     task=cfg.task)
+        self.cfg = cfg
+        self.retriever = RetrieverClient(retriever) if cfg.retrieval.retrieves else None
+        parts = assemble(dataset=cfg.dataset, retrieval=cfg.retrieval,
+                         backend=GeneratorClient(generator, model_digest), sampling=cfg.sampling,
+                         stores=Stores(generations=store), task=cfg.task, parser=cfg.parser,
+                         seed=cfg.seed, data_dir=cfg.data_dir, labels=cfg.labels,
+                         backend_name=cfg.backend.name, retriever=self.retriever)
+        self.ral = RAL(**parts.kwargs())
 
     @property
     def task(self) -> str:
-        return str(self.template.task)
+        return str(self.ral.task)
 
     def answer(self, example: Example, *, k: int | None = None, labels: list[str] | None = None,
                sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
         """The RAL core's answer to one instance, and the time spent in each deployment."""
-        timings = Timings()
-        ral = self.ral(timings, k=k, labels=labels, sampling=sampling)
-        try:
-            answer = ral.answer_one(example)
-        except BioRABError as e:  # e.g. the template needs a field the request did not send
-            raise ApiError(422, _public_message(e), param=getattr(e, "field", None)) from e
+        params: SamplingParams | None = self.cfg.sampling.model_copy(update=sampling) if sampling else None
+        options = AnswerOptions(k=k, labels=tuple(labels) if labels else None, sampling=params)
+        with request_timings() as timings:
+            try:
+                answer = self.ral.answer_one(example, options)
+            except BioRABError as e:  # e.g. the template needs a field the request did not send
+                raise ApiError(422, _public_message(e), param=getattr(e, "field", None)) from e
         raise_for_generation(answer)
         return answer, timings
 
-    def ral(self, timings: Timings, *, k: int | None = None, labels: list[str] | None = None,
-            sampling: dict[str, Any] | None = None) -> RAL:
-        cfg = self.cfg
-        template = self.template
-        if labels is not None:
-            template = dataclasses.replace(template, labels=tuple(labels))
-        params: SamplingParams = cfg.sampling.model_copy(update=sampling or {})
-        retriever = RetrieverClient(self.retriever, timings, k) if cfg.retrieval.retrieves else None
-        backend = GeneratorClient(self.generator, timings, self.model_digest)
-        return RAL(template=template, generator=CachedGenerator(backend, self.store, name=cfg.backend.name),
-                   sampling=params, retriever=retriever, parser=cfg.parser,  # type: ignore[arg-type]
-                   labels=self.parser_labels(labels), probe=cfg.retrieval.probes)
-
-    def parser_labels(self, labels: list[str] | None) -> tuple[str, ...] | None:
-        # As `biorab.ral.build_ral` (and so `biorab run`) chooses them, unless the request or config
-        # overrides the label space.
-        chosen = labels or self.cfg.labels
-        return tuple(chosen) if chosen else dataset_labels(self.cfg.dataset)
-
     def retrieve(self, text: str, k: int | None) -> tuple[list[Hit], Timings]:
-        timings = Timings()
-        found = RetrieverClient(self.retriever, timings, k).search({"q": text})
+        assert self.retriever is not None  # the ingress checks the scope first
+        with request_timings() as timings:
+            found = self.retriever.search({"q": text}, k)
         return list(found["q"].hits), timings
 
 

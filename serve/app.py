@@ -21,6 +21,7 @@ from serve.auth import ENV_VAR, digest, load_keys
 from serve.config import ServeConfig, load_serve_config
 from serve.generator import Generator
 from serve.ingress import Ingress
+from serve.method_corpus import method_corpus
 from serve.retriever import Retriever
 
 
@@ -64,7 +65,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None) -> Application:
     if cfg.retrieval.retrieves:
         retriever = _deployment(Retriever, d.retriever.ray_options()).bind(
             cfg.retrieval.model_dump(mode="json"), dataset=cfg.dataset, seed=cfg.seed, data_dir=cfg.data_dir,
-            cache_dir=cfg.cache.dir, hits=cfg.cache.hits)
+            cache_dir=cfg.cache.dir, hits=cfg.cache.hits, corpus_dir=method_corpus(cfg))
     generator = _deployment(Generator, d.generator.ray_options()).bind(
         cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
         cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,

@@ -2,14 +2,17 @@
 go to the retriever and generator deployments.
 
 The ingress runs `biorab.ral.RAL.answer` in a worker thread (the core is synchronous), so these block on
-``DeploymentResponse.result()``, which Serve allows outside the replica's event loop. Each client times
-its calls into a `Timings` of the request it serves.
+``DeploymentResponse.result()``, which Serve allows outside the replica's event loop. The clients live as
+long as the replica's RAL; each call is timed into the `Timings` of the request the calling thread serves
+(`request_timings`, a context variable: one per worker thread's request).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,26 +34,46 @@ class Timings:
         self.calls[what] = self.calls.get(what, 0) + 1
 
 
+_CURRENT: ContextVar[Timings | None] = ContextVar("serve_request_timings", default=None)
+
+
+@contextmanager
+def request_timings() -> Iterator[Timings]:
+    """The `Timings` the clients add this request's calls to, while the block runs."""
+    timings = Timings()
+    token = _CURRENT.set(timings)
+    try:
+        yield timings
+    finally:
+        _CURRENT.reset(token)
+
+
+def _record(what: str, started: float) -> None:
+    timings = _CURRENT.get()
+    if timings is not None:
+        timings.add(what, time.perf_counter() - started)
+
+
 class RetrieverClient:
-    """`CachedRetriever.search` over the retriever deployment, with the request's `k`."""
+    """`CachedRetriever.search` over the retriever deployment (`k`: the request's, else the entry's)."""
 
-    def __init__(self, handle: Any, timings: Timings, k: int | None = None) -> None:
-        self.handle, self.timings, self.k = handle, timings, k
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
 
-    def search(self, queries: Mapping[str, str]) -> dict[str, RetrievedHits]:
+    def search(self, queries: Mapping[str, str], k: int | None = None) -> dict[str, RetrievedHits]:
         started = time.perf_counter()
         try:
-            found: dict[str, RetrievedHits] = self.handle.search.remote(dict(queries), self.k).result()
+            found: dict[str, RetrievedHits] = self.handle.search.remote(dict(queries), k).result()
         finally:
-            self.timings.add("retrieval", time.perf_counter() - started)
+            _record("retrieval", started)
         return found
 
 
 class GeneratorClient:
     """A `biorab.generation.base.Backend` whose generations come from the generator deployment."""
 
-    def __init__(self, handle: Any, timings: Timings, model_digest: str) -> None:
-        self.handle, self.timings, self._digest = handle, timings, model_digest
+    def __init__(self, handle: Any, model_digest: str) -> None:
+        self.handle, self._digest = handle, model_digest
 
     @property
     def model_digest(self) -> str:
@@ -61,7 +84,7 @@ class GeneratorClient:
         try:
             gens: list[Generation] = self.handle.generate.remote(list(prompts), params).result()
         finally:
-            self.timings.add("generation", time.perf_counter() - started)
+            _record("generation", started)
         return gens
 
     def close(self) -> None:

@@ -14,8 +14,7 @@ from typing import Any
 from ray import serve
 
 from biorab.caches import HitStore, default_store_paths
-from biorab.ral import CachedRetriever, RetrievedHits, build_testbed_retriever
-from biorab.retrieval.selection import Selection
+from biorab.ral import CachedRetriever, RetrievedHits, assemble_retriever
 from serve.stores import thread_safe
 
 log = logging.getLogger("ray.serve")
@@ -24,13 +23,15 @@ log = logging.getLogger("ray.serve")
 @serve.deployment(name="retriever")
 class Retriever:
     """Args:
-        retrieval: a run config's retrieval entry (`biorab.experiment.RetrievalSpec` as JSON).
+        retrieval: a run config's retrieval entry (`biorab.experiment.RetrievalSpec` as JSON); its
+            ``filter`` and ``method`` apply as in `biorab run` (the same `biorab.ral.assemble_retriever`).
         dataset / seed / data_dir: as in a run config.
         cache_dir: the cache root (``None``: `biorab.paths.cache_dir`); `hits`: use the hit cache.
+        corpus_dir: the entry's transformed corpus (`serve.method_corpus`), when it has a ``method``.
     """
 
     def __init__(self, retrieval: dict[str, Any], *, dataset: str, seed: int = 0, data_dir: str | None = None,
-                 cache_dir: str | None = None, hits: bool = True) -> None:
+                 cache_dir: str | None = None, hits: bool = True, corpus_dir: str | None = None) -> None:
         from biorab.experiment import RetrievalSpec
         from biorab.paths import cache_dir as default_cache
 
@@ -40,24 +41,16 @@ class Retriever:
         started = time.monotonic()
         log.info("loading the %s index of the %s/%s corpus (built and cached on first use)",
                  spec.retriever, dataset, spec.testbed)
-        self.base = build_testbed_retriever(
-            testbed=spec.testbed, dataset=dataset, retriever=spec.retriever, params=spec.params,
-            rate=spec.rate, seed=seed, data_dir=data_dir, selection=spec.selection, store=store)
+        built = assemble_retriever(spec, dataset=dataset, seed=seed, data_dir=data_dir, store=store,
+                                   corpus_dir=corpus_dir)
+        assert built is not None  # the app deploys a retriever only for retrieving entries
+        self.base: CachedRetriever = built
         log.info("index ready in %.1f s", time.monotonic() - started)
-        self.by_k: dict[int, CachedRetriever] = {spec.k: self.base}
 
     def ready(self) -> bool:
         return True
 
     def search(self, queries: dict[str, str], k: int | None = None) -> dict[str, RetrievedHits]:
-        """Query id → its selected hits, with the configured selection or another `k` (same tie rule)."""
-        return self._with_k(k).search(queries)
-
-    def _with_k(self, k: int | None) -> CachedRetriever:
-        if k is None:
-            return self.base
-        if k not in self.by_k:  # the same index and hit store, another selection
-            self.by_k[k] = CachedRetriever(self.base.retriever, self.base.corpus_digest,
-                                           Selection(**{**self.base.selection.model_dump(), "k": k}),
-                                           self.base.store)
-        return self.by_k[k]
+        """Query id → its selected hits, with the configured selection or another `k` (same tie rule and
+        filter)."""
+        return self.base.search(queries, k)

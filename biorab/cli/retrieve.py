@@ -92,10 +92,14 @@ def retrieve(
     if k <= 0:  # checked here: the hits are searched `tie_pool` deeper than k
         raise ConfigError(f"k must be a positive integer, got {k}", key="--k")
     corpus, _ = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
-    # Shown hits are selected as `biorab run` selects them (`Selection`: top k, then ties within `tie_pool`
-    # extra candidates), so the engine itself keeps none; `--eval` keeps the retriever's own tie rule.
-    engine = _build_engine(retriever, encoder, model, keep_ties and evaluate)
-    engine.index(corpus.items)
+    params = _engine_params(retriever, encoder, model)
+    if evaluate:  # retrieval quality of the engine itself, with its own tie rule (no RAL selection)
+        engine = _build_engine(retriever, params, keep_ties)
+        engine.index(corpus.items)
+    else:  # the hits a run's prompt would get: the RAL's retriever, assembled as `biorab run` assembles it
+        ral_retriever = _assembled(dataset, testbed, rate, retriever, params, k, keep_ties, seed, data_dir,
+                                   pool)
+        engine = ral_retriever.retriever
     header = {
         "dataset": dataset,
         "testbed": testbed,
@@ -111,7 +115,7 @@ def retrieve(
         judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
         _print_eval(engine, judgements, corpus.items, k, {**header, "relevance": relevance}, as_json)
     else:
-        _print_hits(engine, dataset, split, data_dir, k, limit or 5, {**header, "keep_ties": keep_ties},
+        _print_hits(ral_retriever, dataset, split, data_dir, limit or 5, {**header, "keep_ties": keep_ties},
                     as_json)
 
 
@@ -144,9 +148,9 @@ def _pool(pool: str | None) -> list[str] | None:
     return [name.strip() for name in pool.split(",") if name.strip()] if pool else None
 
 
-def _build_engine(retriever: str, encoder: str | None, model: str | None, keep_ties: bool) -> Any:
+def _engine_params(retriever: str, encoder: str | None, model: str | None) -> dict[str, Any]:
+    """The retriever's params for the --encoder/--model flags."""
     from biorab.registry import RETRIEVERS
-    from biorab.retrieval import build_retriever
 
     if retriever in RETRIEVERS and retriever not in ("dense", "hybrid") and (encoder or model):
         # Silently ignoring them would show BM25 hits to a user who asked for an encoder.
@@ -156,30 +160,44 @@ def _build_engine(retriever: str, encoder: str | None, model: str | None, keep_t
         )
     dense: dict[str, Any] = {"encoder": encoder or "minilm", **({"model": model} if model else {})}
     if retriever == "dense":
-        return build_retriever("dense", {**dense, "keep_ties": keep_ties})
+        return dense
     if retriever == "hybrid":
-        return build_retriever(
-            "hybrid", {"second": {"name": "dense", "params": dense}, "keep_ties": keep_ties}
-        )
-    return build_retriever(retriever, {"keep_ties": keep_ties})
+        return {"second": {"name": "dense", "params": dense}}
+    return {}
+
+
+def _build_engine(retriever: str, params: dict[str, Any], keep_ties: bool) -> Any:
+    from biorab.retrieval import build_retriever
+
+    return build_retriever(retriever, {**params, "keep_ties": keep_ties})
+
+
+def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, params: dict[str, Any], k: int,
+               keep_ties: bool, seed: int, data_dir: Path | None, pool: str | None) -> Any:
+    from biorab.config_loading import validate_mapping
+    from biorab.experiment import RetrievalSpec
+    from biorab.ral import assemble_retriever
+
+    entry = validate_mapping(RetrievalSpec, {"testbed": testbed, "rate": rate, "retriever": retriever,
+                                             "params": params, "k": k, "keep_ties": keep_ties}, key_prefix="")
+    return assemble_retriever(entry, dataset=dataset, seed=seed, data_dir=data_dir, pool=_pool(pool))
 
 
 def _print_hits(
-    engine: Any,
+    retriever: Any,
     dataset: str,
     split: str,
     data_dir: Path | None,
-    k: int,
     limit: int,
     header: dict[str, Any],
     as_json: bool,
 ) -> None:
     from biorab.datasets import load_dataset
-    from biorab.retrieval.selection import search_selected
 
     examples = load_dataset(dataset, split, data_dir=data_dir)[:limit]
-    selection = Selection(k=k, keep_ties=bool(header["keep_ties"]))
-    hits = search_selected(engine, {e.id: e.text for e in examples}, selection)
+    found = retriever.search({e.id: e.text for e in examples})
+    hits = {qid: list(r.hits) for qid, r in found.items()}
+    k = retriever.selection.k
     if as_json:
         results = [
             {"id": e.id, "query": e.text, "label": e.label, "hits": [h.to_row() for h in hits[e.id]]}

@@ -29,7 +29,8 @@ class HitFilterSpec(Params):
 
 
 class EncoderHitFilter:
-    """`biorab.ral.retriever.HitFilter` over a trained awareness encoder (loaded on first use)."""
+    """`biorab.ral.HitFilter` over a trained awareness encoder (loaded on first use); the ``encoder`` kind of
+    `biorab.registry.HIT_FILTERS`."""
 
     def __init__(self, spec: HitFilterSpec, *, task: str) -> None:
         from biorab.generation.model_source import folder_fingerprint

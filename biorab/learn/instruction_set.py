@@ -67,13 +67,19 @@ def build_testbed(source: TrainingSource) -> tuple[Corpus, Ledger]:
 
 
 def index_corpus(source: TrainingSource, corpus: Corpus) -> CachedRetriever:
-    """The RAL core's retriever over `corpus`, fetching `SELF_MARGIN` extra candidates per query."""
-    from biorab.retrieval import build_retriever
+    """The RAL core's retriever over the source's testbed `corpus` (`biorab.ral.assemble_retriever`, as
+    `biorab run` and Serve build theirs), fetching `SELF_MARGIN` extra candidates per query."""
+    from biorab.experiment import RetrievalSpec
+    from biorab.ral import assemble_retriever
 
-    selection = Selection(k=source.k + SELF_MARGIN, keep_ties=False)
-    index = build_retriever(source.retriever, selection.index_params(source.retriever_params))
-    index.index(corpus.items)
-    return CachedRetriever(index, corpus.digest, selection)
+    entry = RetrievalSpec(testbed=source.testbed, rate=source.rate, retriever=source.retriever,
+                          params=source.retriever_params, k=source.k, template=source.template)
+    retriever = assemble_retriever(entry, dataset=source.dataset, seed=source.seed, data_dir=source.data_dir,
+                                   selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False))
+    if retriever is None or retriever.corpus_digest != corpus.digest:  # the same corpus, or a wrong index
+        raise DataError(f"the {source.testbed} corpus of {source.dataset!r} indexed for training is not the "
+                        "one its examples were drawn from", field="training.testbed")
+    return retriever
 
 
 def retrieve_without_self(

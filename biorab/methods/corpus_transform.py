@@ -124,8 +124,9 @@ def transform_corpus(
 
 @dataclass(frozen=True)
 class LiveTransform:
-    """A `build_testbed_retriever` corpus hook that runs `method` with `generator` (`biorab.ral.build_ral`:
-    Serve and training builders; the runner uses the stored `biorab.methods.StoredTransform` instead)."""
+    """A corpus hook (`biorab.ral.CorpusHook`) that runs `method` with `generator`: what
+    `biorab.ral.build_ral` uses when no transformed corpus was prepared (runs and Serve prepare one and use
+    `StoredTransform`)."""
 
     method: str
     generator: CachedGenerator

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from biorab.generation.base import SamplingParams
@@ -21,6 +22,21 @@ from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Generation, Hit, Prediction, Prompt
 
 NO_HITS = RetrievedHits(())
+
+
+@dataclass(frozen=True)
+class AnswerOptions:
+    """What one call may ask of a RAL besides its own settings (Serve's per-request fields).
+
+    Attributes:
+        k: retrieved examples per prompt (``None``: the retriever's selection).
+        labels: the label space of this call, for the template and the parser (``None``: the RAL's).
+        sampling: decoding parameters of this call (``None``: the RAL's).
+    """
+
+    k: int | None = None
+    labels: tuple[str, ...] | None = None
+    sampling: SamplingParams | None = None
 
 
 def render_prompt(template: Any, example: Example, hits: Sequence[Hit]) -> Prompt:
@@ -77,40 +93,48 @@ class RAL:
         self.labels = tuple(labels) if labels is not None else None
         self.probes = probe and retriever is not None
 
-    def retrieve(self, examples: Sequence[Example]) -> list[RetrievedHits]:
+    def retrieve(self, examples: Sequence[Example], k: int | None = None) -> list[RetrievedHits]:
         if self.retriever is None:
             return [NO_HITS for _ in examples]
-        found = self.retriever.search({ex.id: ex.text for ex in examples})
+        queries = {ex.id: ex.text for ex in examples}
+        found = self.retriever.search(queries) if k is None else self.retriever.search(queries, k)
         return [found[ex.id] for ex in examples]
 
-    def render(self, example: Example, hits: Sequence[Hit]) -> Prompt:
-        return render_prompt(self.template, example, hits)
+    def render(self, example: Example, hits: Sequence[Hit], template: Any = None) -> Prompt:
+        return render_prompt(template or self.template, example, hits)
 
     def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams | None = None
                  ) -> list[GenerationResult]:
         return self.generator.generate(prompts, sampling or self.sampling)
 
-    def parse(self, generation: Generation) -> Prediction:
-        return parse_generation(self.task, generation, mode=self.parser, labels=self.labels)
+    def parse(self, generation: Generation, labels: Sequence[str] | None = None) -> Prediction:
+        return parse_generation(self.task, generation, mode=self.parser,
+                                labels=self.labels if labels is None else tuple(labels))
 
     def probe(
-        self, examples: Sequence[Example], retrieved: Sequence[RetrievedHits]
+        self, examples: Sequence[Example], retrieved: Sequence[RetrievedHits],
+        sampling: SamplingParams | None = None,
     ) -> list[ProbeResult | None]:
         """The awareness probe per instance (``None``: the RAL does not probe, or nothing was retrieved)."""
-        return ask_probes(self.generator, examples, [r.hits for r in retrieved], sampling=self.sampling,
-                          parser=self.parser, enabled=self.probes)
+        return ask_probes(self.generator, examples, [r.hits for r in retrieved],
+                          sampling=sampling or self.sampling, parser=self.parser, enabled=self.probes)
 
-    def answer(self, examples: Sequence[Example]) -> list[Answer]:
-        """Answer a batch: one `Answer` per example, in order."""
-        retrieved = self.retrieve(examples)
-        prompts = [self.render(ex, r.hits) for ex, r in zip(examples, retrieved, strict=True)]
-        results = self.generate(prompts)
-        probes = self.probe(examples, retrieved)
-        return [Answer(ex.id, r, p, g, self.parse(g.generation), pr)
+    def answer(self, examples: Sequence[Example], options: AnswerOptions | None = None) -> list[Answer]:
+        """Answer a batch: one `Answer` per example, in order (`options`: this call's k, label space or
+        sampling instead of the RAL's)."""
+        opts = options or AnswerOptions()
+        template = self.template if opts.labels is None else dataclasses.replace(
+            self.template, labels=tuple(opts.labels))
+        sampling = opts.sampling or self.sampling
+        retrieved = self.retrieve(examples, opts.k)
+        prompts = [self.render(ex, r.hits, template) for ex, r in zip(examples, retrieved, strict=True)]
+        results = self.generate(prompts, sampling)
+        probes = self.probe(examples, retrieved, sampling)
+        return [Answer(ex.id, r, p, g, self.parse(g.generation, opts.labels), pr)
                 for ex, r, p, g, pr in zip(examples, retrieved, prompts, results, probes, strict=True)]
 
-    def answer_one(self, example: Example) -> Answer:
-        return self.answer([example])[0]
+    def answer_one(self, example: Example, options: AnswerOptions | None = None) -> Answer:
+        return self.answer([example], options)[0]
 
     def close(self) -> None:
         self.generator.close()

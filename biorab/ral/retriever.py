@@ -10,22 +10,15 @@ when a filter is set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from biorab.caches import HitStore, hits_key
 from biorab.generation.base import stable_digest
 from biorab.ral.answer import RetrievedHits
+from biorab.ral.plugins import HitFilter
 from biorab.records import Hit
 from biorab.retrieval.selection import Selection, search_selected
-
-
-class HitFilter(Protocol):
-    """Keeps (and may re-rank) the selected hits of a query; `fingerprint` names it in hit cache keys."""
-
-    fingerprint: str
-
-    def apply(self, query: str, hits: Sequence[Hit]) -> list[Hit]: ...
 
 
 class CachedRetriever:
@@ -39,6 +32,17 @@ class CachedRetriever:
         self.selection = selection
         self.store = store
         self.hit_filter = hit_filter
+        self._other_k: dict[int, CachedRetriever] = {}
+
+    def with_k(self, k: int | None) -> CachedRetriever:
+        """This retriever with `k` hits per query (same index, ties, filter and cache); ``None``: as is."""
+        if k is None or k == self.selection.k:
+            return self
+        if k not in self._other_k:
+            selection = Selection(**{**self.selection.model_dump(), "k": k})
+            self._other_k[k] = CachedRetriever(self.retriever, self.corpus_digest, selection, self.store,
+                                               self.hit_filter)
+        return self._other_k[k]
 
     def key(self, query: str) -> str:
         key = hits_key(retriever=self.retriever.fingerprint, corpus=self.corpus_digest, query=query,
@@ -48,8 +52,11 @@ class CachedRetriever:
     def _filtered(self, query: str, hits: list[Hit]) -> list[Hit]:
         return hits if self.hit_filter is None else self.hit_filter.apply(query, hits)
 
-    def search(self, queries: Mapping[str, str]) -> dict[str, RetrievedHits]:
-        """Query id → its selected hits (best first), from the cache where present."""
+    def search(self, queries: Mapping[str, str], k: int | None = None) -> dict[str, RetrievedHits]:
+        """Query id → its selected hits (best first), from the cache where present (`k`: another number
+        of hits than the selection's)."""
+        if k is not None and k != self.selection.k:
+            return self.with_k(k).search(queries)
         keys = {qid: self.key(text) for qid, text in queries.items()}
         cached = self.store.get_many(list(keys.values())) if self.store is not None else {}
         missing = {qid: text for qid, text in queries.items() if keys[qid] not in cached}
@@ -76,6 +83,7 @@ def build_testbed_retriever(
     store: HitStore | None = None,
     hit_filter: HitFilter | None = None,
     transform: Callable[[Any, Any], Any] | None = None,
+    pool: list[str] | None = None,
 ) -> CachedRetriever:
     """Build the `testbed` corpus of `dataset`, index it with `retriever` (its `params` under the selection:
     `Selection.index_params`), and wrap it with its selection.
@@ -87,7 +95,7 @@ def build_testbed_retriever(
     from biorab.corpora import build_corpus
     from biorab.retrieval import build_retriever
 
-    corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir)
+    corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=pool)
     if transform is not None:
         corpus = transform(corpus, ledger)
     selection = selection or Selection()

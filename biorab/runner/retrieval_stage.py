@@ -13,7 +13,7 @@ from typing import Any
 from biorab.caches import HitStore
 from biorab.cells import CellPlan
 from biorab.errors import BioRABError
-from biorab.ral import CachedRetriever, build_testbed_retriever
+from biorab.ral import CachedRetriever, IndexMemo, assemble_retriever
 from biorab.runner.rows import hits_json
 
 
@@ -23,27 +23,18 @@ class RetrievalStage:
     def __init__(self, plans: Mapping[str, CellPlan], hits_store: str | Path) -> None:
         self.plans = dict(plans)
         self.store = HitStore(hits_store)
-        self._indexes: dict[tuple[Any, ...], CachedRetriever] = {}
-        self._filters: dict[str, Any] = {}
+        self._indexes: IndexMemo = {}
+        self._retrievers: dict[str, CachedRetriever] = {}
 
     def _retriever_for(self, plan: CellPlan) -> CachedRetriever:
-        dataset, r = plan.dataset_setting()
-        params = r.retriever_params
-        index_spec = (r.testbed, r.rate, dataset, plan.seed, plan.data_dir, r.retriever,
-                      tuple(sorted((k, repr(v)) for k, v in params.items())), plan.corpus_dir)
-        selection = r.selection
-        if index_spec not in self._indexes:  # one corpus and index per spec, whatever the selection
-            self._indexes[index_spec] = build_testbed_retriever(
-                testbed=r.testbed, dataset=dataset, retriever=r.retriever, params=r.params, rate=r.rate,
-                seed=plan.seed, data_dir=plan.data_dir, store=self.store, selection=selection,
-                transform=_corpus_hook(plan))
-        built = self._indexes[index_spec]
-        if plan.cell_id not in self._filters:  # the trained-encoder filter of the setting, if any
-            from biorab.learn.hit_filter import build_hit_filter
-
-            self._filters[plan.cell_id] = build_hit_filter(r.filter, dataset=dataset)
-        return CachedRetriever(built.retriever, built.corpus_digest, selection, self.store,
-                               self._filters[plan.cell_id])
+        if plan.cell_id not in self._retrievers:  # one corpus and index per spec, shared across cells
+            dataset, r = plan.dataset_setting()
+            _check_prepared(plan)
+            built = assemble_retriever(r, dataset=dataset, seed=plan.seed, data_dir=plan.data_dir,
+                                       store=self.store, corpus_dir=plan.corpus_dir, indexes=self._indexes)
+            assert built is not None  # only retrieving cells reach here
+            self._retrievers[plan.cell_id] = built
+        return self._retrievers[plan.cell_id]
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_cell: dict[str, list[dict[str, Any]]] = {}
@@ -60,13 +51,8 @@ class RetrievalStage:
         return rows
 
 
-def _corpus_hook(plan: CellPlan) -> Any:
-    """The stored transformed corpus of a cell with a corpus method (``None``: index the testbed as is)."""
-    if plan.corpus_method == "none":
-        return None
-    if plan.corpus_dir is None:  # the runner prepares it before execution; never index the raw testbed
+def _check_prepared(plan: CellPlan) -> None:
+    """A cell with a corpus method indexes its stored transformed corpus, never the raw testbed."""
+    if plan.corpus_method != "none" and plan.corpus_dir is None:  # the runner prepares it before execution
         raise BioRABError(f"cell {plan.label}: method {plan.corpus_method} but no transformed corpus was "
                           "prepared (run it through biorab.runner.run_experiment)")
-    from biorab.methods.store import StoredTransform
-
-    return StoredTransform(plan.corpus_dir)

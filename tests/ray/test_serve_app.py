@@ -187,6 +187,54 @@ def test_served_equals_evaluated(server: dict[str, Any], data_dir: Path, tmp_pat
     assert len({a.json()["label"] for a in answers}) == 2  # both labels occur: a constant would not pass
 
 
+def test_served_equals_evaluated_with_a_hit_filter_and_a_corpus_method(
+        server: dict[str, Any], data_dir: Path, tmp_path: Path) -> None:
+    """A retrieval entry with ``filter`` (an awareness encoder re-ranks the hits) and ``method``
+    (Detect-and-Correct transforms the counterfactual corpus before indexing): Serve assembles its
+    retriever as `biorab run` does, so the served evidence, prompts and predictions are the evaluated ones.
+    A second application beside the module's, on its own route prefix."""
+    from ray import serve
+
+    from biorab.learn.config import EncoderTrainParams
+    from biorab.learn.encoder_model import new_encoder
+    from serve.app import compose
+    from serve.config import load_serve_config
+
+    encoder = tmp_path / "encoder"
+    new_encoder(EncoderTrainParams()).save(encoder)  # the packaged MiniLM as an (untrained) encoder
+    entry = {"testbed": "counterfactual", "rate": 0.8, "retriever": "bm25", "k": 3, "keep_ties": False,
+             "template": "bm25", "method": "detect_correct", "filter": {"encoder": str(encoder)}}
+    backend = {"name": "fake", "params": {"mode": "choice"}}
+    cfg = load_serve_config(overrides={
+        "name": "ral-plugins", "data_dir": str(data_dir), "retrieval": entry, "backend": backend,
+        "sampling": SAMPLING, "cache": {"dir": str(tmp_path / "serve-cache")}, "auth": {"enabled": False}})
+    serve.run(compose(cfg, None), name="ral-plugins", route_prefix="/plugins")
+    try:
+        run_cfg = ExperimentConfig.model_validate({
+            "name": "parity-plugins", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
+            "datasets": [{"name": "ade_corpus_v2", "limit": N}], "retrieval": [entry], "backend": backend,
+            "sampling": SAMPLING, "n_boot": 10, "tracking": {"enabled": False}})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("BIORAB_CACHE_DIR", str(tmp_path / "run-cache"))  # its own transform, not Serve's
+            result = run_experiment(run_cfg)
+        (cell,) = result.cells
+        rows = {r["id"]: r for r in read_all_rows(result.run_dir / "cells" / cell.plan.cell_id)}
+        examples: list[Example] = load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:N]
+        answers = [requests.post(server["url"] + "/plugins/v1/ral", timeout=120, json={
+            "input": ex.text, "fields": ex.fields, "id": ex.id}).json() for ex in examples]
+    finally:
+        serve.delete("ral-plugins")
+    for ex, got in zip(examples, answers, strict=True):
+        row = rows[ex.id]
+        assert [e["id"] for e in got["evidence"]] == [h["doc_id"] for h in json.loads(row["hits"])]
+        assert [e["label"] for e in got["evidence"]] == [h["value"] for h in json.loads(row["hits"])]
+        assert got["prompt"] == row["prompt"] and got["label"] == row["pred_label"]
+    # The encoder really re-ranked: BM25 order is by score, the filter's by encoder distance.
+    scores = [[e["score"] for e in got["evidence"]] for got in answers]
+    assert any(s != sorted(s, reverse=True) for s in scores), scores
+    assert result.cells[0].extra["method"]["name"] == "detect_correct"
+
+
 def test_a_request_label_space_and_k(server: dict[str, Any]) -> None:
     """`labels` reaches the structured-output constraint (the fake backend picks one of its choices) and
     the parser; `k` retrieves more evidence with the same selection rule."""

@@ -16,6 +16,13 @@ OUTER = {"biorab": ("pipelines", "serve", "training"), "pipelines": ("serve", "t
          "serve": ("training",), "training": ("serve",)}
 HEAVY_AT_MODULE_LEVEL = {"biorab": ("ray", "mlflow")}
 EDGE = "biorab/cli/"
+# Inside the library, anywhere in a module (lazy imports included): the packages a package may import.
+# The RAL core imports what it is made of; the plug-ins that fill it (hit filters from `learn`, corpus
+# methods from `methods`) register by name in `biorab.registry`.
+ALLOWED_INSIDE = {
+    "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches", "records",
+                   "errors", "registry", "labels", "params"),
+}
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,19 @@ def check_source(source: str, *, layer: str, path: str) -> list[Violation]:
                 found.append(Violation(path, node.lineno, module, f"{layer} must not import {root}"))
             elif root in HEAVY_AT_MODULE_LEVEL.get(layer, ()) and at_top:
                 found.append(Violation(path, node.lineno, module, f"{root} only inside functions"))
+            elif (why := _inside_violation(path, module)) is not None:
+                found.append(Violation(path, node.lineno, module, why))
     return sorted(found, key=lambda v: v.line)
+
+
+def _inside_violation(path: str, module: str) -> str | None:
+    """Why `module`, imported by the library module at `path`, breaks `ALLOWED_INSIDE` (``None``: fine)."""
+    package = ".".join(Path(path).with_suffix("").parts[:2])
+    allowed = ALLOWED_INSIDE.get(package)
+    parts = module.split(".")
+    if allowed is None or parts[0] != "biorab" or len(parts) < 2 or parts[1] in allowed:
+        return None
+    return f"{package} may import only biorab.{{{', '.join(allowed)}}}"
 
 
 def check_tree(repo: Path) -> list[Violation]:

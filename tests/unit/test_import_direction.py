@@ -45,3 +45,16 @@ def test_type_checking_imports_and_lower_layers_are_allowed() -> None:
     assert check_source("import biorab.runner\nimport ray\n", layer="pipelines", path="pipelines/x.py") == []
     assert [v.module for v in check_source("import serve.app\n", layer="pipelines", path="pipelines/x.py")] \
         == ["serve.app"]
+
+
+def test_the_ral_core_imports_none_of_its_plug_ins_even_lazily() -> None:
+    source = ("from biorab.caches import HitStore\n"
+              "def build():\n    from biorab.learn.hit_filter import build_hit_filter\n"
+              "    from biorab.methods.corpus_transform import LiveTransform\n"
+              "    import biorab.runner.rows\n")
+    found = check_source(source, layer="biorab", path="biorab/ral/planted.py")
+    assert [(v.line, v.module) for v in found] == [
+        (3, "biorab.learn.hit_filter"), (4, "biorab.methods.corpus_transform"), (5, "biorab.runner.rows")]
+    assert found[0].why.startswith("biorab.ral may import only biorab.{ral, tasks, parsing")
+    # The same imports are fine elsewhere in the library (the runner may use the methods).
+    assert check_source(source, layer="biorab", path="biorab/runner/planted.py") == []
