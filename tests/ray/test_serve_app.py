@@ -207,7 +207,8 @@ def test_served_equals_evaluated_with_a_hit_filter_and_a_corpus_method(
     backend = {"name": "fake", "params": {"mode": "choice"}}
     cfg = load_serve_config(overrides={
         "name": "ral-plugins", "data_dir": str(data_dir), "retrieval": entry, "backend": backend,
-        "sampling": SAMPLING, "cache": {"dir": str(tmp_path / "serve-cache")}, "auth": {"enabled": False}})
+        "sampling": SAMPLING, "cache": {"dir": str(tmp_path / "serve-cache")}, "auth": {"enabled": False},
+        "deployments": {name: {"num_cpus": 0.1} for name in ("ingress", "retriever", "generator")}})
     serve.run(compose(cfg, None), name="ral-plugins", route_prefix="/plugins")
     try:
         run_cfg = ExperimentConfig.model_validate({
