@@ -14,27 +14,20 @@ from biorab.corpora import Corpus
 from biorab.corpora.leakage import Overlap, leakage_audit, overlap
 from biorab.records import CorpusItem, Example
 
-# (test, in_corpus, same_label) per dataset and corpus, measured on ../shared/data (biorab data leakage).
-PINNED = {
-    "ade": {"labeled": (2130, 1110, 81), "unlabeled": (2130, 1110, 0), "counterfactual-0.2": (2130, 1110, 63),
-            "counterfactual-0.8": (2130, 1110, 14), "counterfactual-1": (2130, 1110, 0),
-            "diverse": (2130, 683, 0)},
-    "chemprot": {"labeled": (3438, 4, 4), "unlabeled": (3438, 4, 0), "counterfactual-0.2": (3438, 4, 4),
-                 "counterfactual-0.8": (3438, 4, 1), "counterfactual-1": (3438, 4, 0), "diverse": (3438, 0, 0)},
-    "git": {"labeled": (930, 18, 0), "unlabeled": (930, 18, 0), "counterfactual-0.2": (930, 18, 0),
-            "counterfactual-0.8": (930, 18, 0), "counterfactual-1": (930, 18, 0), "diverse": (930, 0, 0)},
-    "pharmkg": {"labeled": (500, 0, 0), "unlabeled": (500, 0, 0), "counterfactual-0.2": (500, 0, 0),
-                "counterfactual-0.8": (500, 0, 0), "counterfactual-1": (500, 0, 0), "diverse": (500, 1, 0)},
-    "hetionet": {"labeled": (500, 0, 0), "unlabeled": (500, 0, 0), "counterfactual-0.2": (500, 0, 0),
-                 "counterfactual-0.8": (500, 0, 0), "counterfactual-1": (500, 0, 0), "diverse": (500, 0, 0)},
-    "ade_corpus_v2": {"labeled": (500, 97, 97), "unlabeled": (500, 97, 0), "counterfactual-0.2": (500, 97, 82),
-                      "counterfactual-0.8": (500, 97, 30), "counterfactual-1": (500, 97, 0),
-                      "diverse": (500, 112, 0)},
-    "semclass": {"labeled": (600, 7, 7), "unlabeled": (600, 7, 0), "counterfactual-0.2": (600, 7, 4),
-                 "counterfactual-0.8": (600, 7, 2), "counterfactual-1": (600, 7, 0), "diverse": (600, 0, 0)},
-    "medmcqa": {"labeled": (4183, 0, 0), "unlabeled": (4183, 0, 0), "counterfactual-0.2": (4183, 0, 0),
-                "counterfactual-0.8": (4183, 0, 0), "counterfactual-1": (4183, 0, 0), "diverse": (4183, 0, 0)},
+CORPORA = ("labeled", "unlabeled", "counterfactual-0.2", "counterfactual-0.8", "counterfactual-1", "diverse")
+# (test, in_corpus, same_label) per dataset and corpus (in `CORPORA` order), measured on ../shared/data.
+MEASURED = {
+    "ade": [(2130, 1110, 81), (2130, 1110, 0), (2130, 1110, 63), (2130, 1110, 14), (2130, 1110, 0),
+            (2130, 683, 0)],
+    "chemprot": [(3438, 4, 4), (3438, 4, 0), (3438, 4, 4), (3438, 4, 1), (3438, 4, 0), (3438, 0, 0)],
+    "git": [(930, 18, 0), (930, 18, 0), (930, 18, 0), (930, 18, 0), (930, 18, 0), (930, 0, 0)],
+    "pharmkg": [(500, 0, 0)] * 5 + [(500, 1, 0)],
+    "hetionet": [(500, 0, 0)] * 6,
+    "ade_corpus_v2": [(500, 97, 97), (500, 97, 0), (500, 97, 82), (500, 97, 30), (500, 97, 0), (500, 112, 0)],
+    "semclass": [(600, 7, 7), (600, 7, 0), (600, 7, 4), (600, 7, 2), (600, 7, 0), (600, 0, 0)],
+    "medmcqa": [(4183, 0, 0)] * 6,
 }
+PINNED = {name: dict(zip(CORPORA, counts, strict=True)) for name, counts in MEASURED.items()}
 
 
 def _corpus(task: str, rows: list[tuple[str, str | None]]) -> Corpus:
@@ -80,7 +73,8 @@ def test_counts_are_cached_by_corpus_digest(data_dir: Path, tmp_path: Path) -> N
 @pytest.mark.full_data
 def test_every_staged_dataset_is_pinned(full_data_dir: Path, tmp_path: Path) -> None:
     found = leakage_audit(tuple(PINNED), data_dir=full_data_dir, cache=tmp_path)
-    got = {name: {c: (o.test, o.in_corpus, o.same_label) for c, o in by.items()} for name, by in found.items()}
+    got = {name: {c: (o.test, o.in_corpus, o.same_label) for c, o in by.items()}
+           for name, by in found.items()}
     assert got == PINNED
 
 
