@@ -97,7 +97,7 @@ def test_resume_and_failed_probe_retry(tmp_path: Path, data_dir: Path) -> None:
 def test_probe_off_by_default_elsewhere_and_on_request(tmp_path: Path, data_dir: Path) -> None:
     cfg = make_config(tmp_path, data_dir, [
         {"testbed": "labeled", "retriever": "bm25"},
-        {"testbed": "labeled", "retriever": "bm25", "awareness_probe": True},
+        {"testbed": "labeled", "retriever": "bm25", "awareness_probe": True, "probe_any_testbed": True},
         {"testbed": "negative_awareness", "retriever": "bm25", "awareness_probe": False},
     ])
     result = run_experiment(cfg)
