@@ -55,6 +55,9 @@ def test_probe_rates_are_exact(tmp_path: Path, data_dir: Path) -> None:
     report = result.report_path.read_text()
     assert "| true_negative_awareness_rate | 0.500 [" in report
     assert "| false_negative_awareness_rate | 0.750 [" in report
+    from biorab.metrics.definitions import AWARENESS_CONVENTION
+
+    assert report.count(AWARENESS_CONVENTION) == 1  # the answer convention, stated where the rates are
 
 
 def test_probe_uses_the_awareness_token_budget(tmp_path: Path, data_dir: Path) -> None:
