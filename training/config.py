@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.learn.config import EncoderTrainParams, PeftTrainParams, TrainingSource
-from biorab.learn.holdout import HoldOut
+from biorab.learn.holdout import CorpusHoldOut
 from biorab.params import Params
 
 SPACE_KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
@@ -88,9 +88,9 @@ class TuneJobConfig(Params):
             ``{uniform|loguniform|randint: [low, high]}``.
         evaluation: the slice (e.g. the test split) whose retrieved items the best encoder's and the untrained
             encoder's ledger AUROC/AUPRC are measured on: under `hold_out`, held-out items only.
-        hold_out: the seeded hash split of the corpus items (`biorab.learn.holdout.HoldOut`) made before the
-            triplets are built (their train side) and scored on (the held-out side). ``fraction: 0`` turns
-            it off: evaluation then scores items the training triplets contain.
+        hold_out: the seeded hash split of the corpus items (`biorab.learn.holdout.CorpusHoldOut`) made
+            before the triplets are built (their train side) and scored on (the held-out side).
+            ``fraction: 0`` turns it off: evaluation then scores items the training triplets contain.
         n_boot: bootstrap resamples of the AUROC/AUPRC CIs.
         max_failures: retries of a failed trial (Ray Train restarts it from its last checkpoint).
         num_to_keep: checkpoints kept per trial.
@@ -101,7 +101,7 @@ class TuneJobConfig(Params):
     storage: str = "runs/tune"
     training: TrainingSource
     evaluation: TrainingSource | None = None
-    hold_out: HoldOut = HoldOut()
+    hold_out: CorpusHoldOut = CorpusHoldOut()
     n_boot: int = Field(default=1000, ge=0)
     negatives: Literal["random", "corrupted", "both"] = "both"
     encoder: EncoderTrainParams = EncoderTrainParams()

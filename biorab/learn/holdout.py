@@ -6,6 +6,9 @@ normalized text (`biorab.retrieval.own_text.normalized_text`) and the split's se
 sentence lands on the same side, the split needs no state, and a different seed gives a different split.
 Triplets are drawn from the train side only (anchors, positives, negatives); evaluation retrieves from the
 held-out side only.
+
+`biorab.datasets.holdout` splits a dataset's examples by a seeded draw over row indices; the corpus split
+here follows the text instead, so that no copy of a held-out sentence can reach training.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from biorab.records import Example
 from biorab.retrieval.own_text import normalized_text
 
 
-class HoldOut(Params):
+class CorpusHoldOut(Params):
     """Which share of the corpus items is held out from training, and the seed of the hash.
 
     Attributes:
@@ -36,14 +39,16 @@ class HoldOut(Params):
     def held_out(self, text: str) -> bool:
         """Whether the item (or instance) of this text is on the held-out side.
 
-        >>> HoldOut(fraction=0.5).held_out("Aspirin caused rash."), HoldOut(fraction=0.0).held_out("x")
-        (True, False)
+        >>> CorpusHoldOut(fraction=0.5).held_out("Aspirin caused rash.")
+        True
+        >>> CorpusHoldOut(fraction=0.0).held_out("x")
+        False
         """
         digest = hashlib.sha256(f"holdout/v1\0{self.seed}\0{normalized_text(text)}".encode()).digest()
         return int.from_bytes(digest[:8], "big") / 2.0**64 < self.fraction
 
 
-def split_corpus(corpus: Corpus, ledger: Ledger, hold_out: HoldOut) -> tuple[Corpus, Corpus, Ledger]:
+def split_corpus(corpus: Corpus, ledger: Ledger, hold_out: CorpusHoldOut) -> tuple[Corpus, Corpus, Ledger]:
     """(the train side, the held-out side) of `corpus`, each in corpus order, and `ledger` (ids are shared,
     so one ledger serves both)."""
     train = [item for item in corpus.items if not hold_out.held_out(item.key)]
@@ -51,7 +56,7 @@ def split_corpus(corpus: Corpus, ledger: Ledger, hold_out: HoldOut) -> tuple[Cor
     return replace(corpus, items=train), replace(corpus, items=held), ledger
 
 
-def train_side(examples: Sequence[Example], hold_out: HoldOut) -> list[Example]:
+def train_side(examples: Sequence[Example], hold_out: CorpusHoldOut) -> list[Example]:
     """The instances whose text is on the train side (anchors of training triplets)."""
     return [ex for ex in examples if not hold_out.held_out(ex.text)]
 

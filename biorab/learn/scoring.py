@@ -6,8 +6,8 @@ corrupted above clean" is 0.5 for an encoder blind to values, 1 for a perfect on
 precision) is the corrupted share for a blind one. Both carry 95% percentile bootstrap CIs over the scored
 items (`biorab.metrics.bootstrap`).
 
-Under a `HoldOut` the scored items are the held-out side's only (items no training triplet contains), and
-the instances are those whose text is no train-side item's.
+Under a `CorpusHoldOut` the scored items are the held-out side's only (items no training triplet contains),
+and the instances are those whose text is no train-side item's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from biorab.records import Example, Hit
 
 if TYPE_CHECKING:
     from biorab.learn.config import TrainingSource
-    from biorab.learn.holdout import HoldOut
+    from biorab.learn.holdout import CorpusHoldOut
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def curve_scores(scores: np.ndarray, positive: np.ndarray, *, n_boot: int, seed:
     return LedgerAUROC(point[0], int(scores.size), int(positive.sum()), point[1], cis[0], cis[1])
 
 
-def slice_auroc(encoder: object, source: TrainingSource, hold_out: HoldOut | None = None, *,
+def slice_auroc(encoder: object, source: TrainingSource, hold_out: CorpusHoldOut | None = None, *,
                 n_boot: int = 0, seed: int = 0) -> LedgerAUROC:
     """`ledger_auroc` on the instances of `source` (e.g. a test slice) and their top-k hits in its testbed
     corpus (its own item excluded, as in training); under `hold_out`, hits from the held-out side only and

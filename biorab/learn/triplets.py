@@ -10,7 +10,7 @@ one that does not.
 Items are written as the awareness probe describes a retrieved example (`biorab.tasks.describe_hit`), so
 the encoder judges the same (key, value) text the RAL shows the model.
 
-With a `HoldOut` (`biorab.learn.holdout`), the corpus is split by a seeded hash first and every part of
+With a `CorpusHoldOut` (`biorab.learn.holdout`), the corpus is split by a seeded hash first and every part of
 every triplet (anchor, positive, negative, the retrieval behind them) comes from the train side; the
 held-out side is kept for evaluation (`biorab.learn.scoring.slice_auroc`).
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import ConfigError
 from biorab.learn.config import TrainingSource
-from biorab.learn.holdout import HoldOut, split_corpus, train_side
+from biorab.learn.holdout import CorpusHoldOut, split_corpus, train_side
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 from biorab.learn.records import Triplet
 from biorab.records import CorpusItem, Example, Hit
@@ -54,7 +54,7 @@ def item_text(task: str, key: str, value: str | None) -> str:
 
 
 def build_triplets(source: TrainingSource, *, negatives: str = "both", per_anchor: int = 2,
-                   hold_out: HoldOut | None = None) -> TripletSet:
+                   hold_out: CorpusHoldOut | None = None) -> TripletSet:
     """Triplets for the instances of `source` over its testbed corpus (see the module docstring).
 
     Args:

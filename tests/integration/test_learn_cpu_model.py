@@ -167,7 +167,7 @@ def test_encoder_is_scored_on_held_out_items_next_to_the_untrained_one(data_dir:
     # untrained encoder's number (no training randomness) are pinned.
     from biorab.learn.encoder_model import new_encoder
     from biorab.learn.encoder_train import train_encoder
-    from biorab.learn.holdout import HoldOut
+    from biorab.learn.holdout import CorpusHoldOut
     from biorab.learn.scoring import slice_auroc
 
     train = TrainingSource(
@@ -184,7 +184,7 @@ def test_encoder_is_scored_on_held_out_items_next_to_the_untrained_one(data_dir:
         eval_fraction=0.0,
         checkpoint_every=24,
     )
-    hold_out = HoldOut(fraction=0.3, seed=0)
+    hold_out = CorpusHoldOut(fraction=0.3, seed=0)
     triplets = build_triplets(train, hold_out=hold_out)
     assert len(triplets.triplets) == 242 and triplets.held_out is not None
     before = slice_auroc(new_encoder(params), evaluation, hold_out, n_boot=200)

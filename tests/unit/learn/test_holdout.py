@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from biorab.learn import TrainingSource, build_triplets
-from biorab.learn.holdout import HoldOut, split_corpus, unseen
+from biorab.learn.holdout import CorpusHoldOut, split_corpus, unseen
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 from biorab.learn.scoring import curve_scores
 from biorab.retrieval.own_text import normalized_text
@@ -23,21 +23,21 @@ def source(data_dir: Path, **kw: object) -> TrainingSource:
 
 def test_the_split_is_seeded_by_text_and_near_its_fraction(data_dir: Path) -> None:
     corpus, ledger = build_testbed(source(data_dir))
-    train, held, _ = split_corpus(corpus, ledger, HoldOut(fraction=0.3, seed=0))
+    train, held, _ = split_corpus(corpus, ledger, CorpusHoldOut(fraction=0.3, seed=0))
     assert len(train.items) + len(held.items) == len(corpus.items) == 40
-    again = split_corpus(corpus, ledger, HoldOut(fraction=0.3, seed=0))[1]
+    again = split_corpus(corpus, ledger, CorpusHoldOut(fraction=0.3, seed=0))[1]
     assert [i.id for i in again.items] == [i.id for i in held.items]  # deterministic
-    other = split_corpus(corpus, ledger, HoldOut(fraction=0.3, seed=1))[1]
+    other = split_corpus(corpus, ledger, CorpusHoldOut(fraction=0.3, seed=1))[1]
     assert [i.id for i in other.items] != [i.id for i in held.items]  # another seed, another split
     assert 6 <= len(held.items) <= 18
     # a copy of a sentence (case, spacing) lands on the same side as the sentence
-    rule = HoldOut(fraction=0.5, seed=3)
+    rule = CorpusHoldOut(fraction=0.5, seed=3)
     assert all(rule.held_out(t) == rule.held_out(f"  {t.upper()} ") for t in (i.key for i in corpus.items))
 
 
 @pytest.mark.parametrize("negatives", ["both", "random", "corrupted"])
 def test_no_held_out_item_is_in_any_training_triplet(data_dir: Path, negatives: str) -> None:
-    rule = HoldOut(fraction=0.3, seed=0)
+    rule = CorpusHoldOut(fraction=0.3, seed=0)
     built = build_triplets(source(data_dir), negatives=negatives, hold_out=rule)
     assert built.held_out is not None and built.held_out.items and built.triplets
     held_keys = {normalized_text(item.key) for item in built.held_out.items}
@@ -52,7 +52,7 @@ def test_no_held_out_item_is_in_any_training_triplet(data_dir: Path, negatives: 
 
 
 def test_evaluation_retrieves_held_out_items_for_unseen_instances_only(data_dir: Path) -> None:
-    rule = HoldOut(fraction=0.3, seed=0)
+    rule = CorpusHoldOut(fraction=0.3, seed=0)
     src = source(data_dir, split="test", limit=20)
     corpus, ledger = build_testbed(src)
     train, held, _ = split_corpus(corpus, ledger, rule)
