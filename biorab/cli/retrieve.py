@@ -59,12 +59,6 @@ def retrieve(
             help="Keep items tied with the k-th score (paper default: top-1 + ties; as run configs).",
         ),
     ] = KEEP_TIES_DEFAULT,
-    exclude_test_duplicates: Annotated[
-        bool,
-        typer.Option("--exclude-test-duplicates/--keep-test-duplicates", metavar="",
-            help="Never show a hit whose text is the query's own (exclude_test_duplicates in a run).",
-        ),
-    ] = False,
     limit: Annotated[
         int | None, typer.Option("--limit", help="Queries to show (default 5) or evaluate (default all).")
     ] = None,
@@ -117,8 +111,8 @@ def retrieve(
         judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
         _print_eval(engine, judgements, corpus.items, k, {**header, "relevance": relevance}, as_json)
     else:
-        shown = {**header, "keep_ties": keep_ties, "exclude_test_duplicates": exclude_test_duplicates}
-        _print_hits(engine, dataset, split, data_dir, k, limit or 5, shown, as_json)
+        _print_hits(engine, dataset, split, data_dir, k, limit or 5, {**header, "keep_ties": keep_ties},
+                    as_json)
 
 
 def corpus_build(
@@ -184,8 +178,7 @@ def _print_hits(
     from biorab.retrieval.selection import search_selected
 
     examples = load_dataset(dataset, split, data_dir=data_dir)[:limit]
-    selection = Selection(k=k, keep_ties=bool(header["keep_ties"]),
-                          exclude_test_duplicates=bool(header["exclude_test_duplicates"]))
+    selection = Selection(k=k, keep_ties=bool(header["keep_ties"]))
     hits = search_selected(engine, {e.id: e.text for e in examples}, selection)
     if as_json:
         results = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -23,6 +24,10 @@ from biorab.corpora.corpus import Corpus, Ledger
 from biorab.params import Params
 from biorab.records import Example
 from biorab.retrieval.own_text import normalized_text
+
+if TYPE_CHECKING:
+    from biorab.learn.config import TrainingSource
+    from biorab.ral.retriever import CachedRetriever
 
 
 class CorpusHoldOut(Params):
@@ -54,6 +59,24 @@ def split_corpus(corpus: Corpus, ledger: Ledger, hold_out: CorpusHoldOut) -> tup
     train = [item for item in corpus.items if not hold_out.held_out(item.key)]
     held = [item for item in corpus.items if hold_out.held_out(item.key)]
     return replace(corpus, items=train), replace(corpus, items=held), ledger
+
+
+def index_part(source: TrainingSource, part: Corpus) -> CachedRetriever:
+    """The RAL core's retriever over one side of the source's testbed corpus: the testbed built by
+    `biorab.ral.build_testbed_retriever` with `part` as its corpus transform (a side's digest keys its index
+    and hits), fetching `SELF_MARGIN` extra candidates per query as the training builders do."""
+    from biorab.learn.instruction_set import SELF_MARGIN
+    from biorab.ral import build_testbed_retriever
+    from biorab.retrieval.selection import Selection
+
+    def side(corpus: Corpus, _ledger: Ledger) -> Corpus:
+        kept = {item.id for item in part.items}
+        return replace(corpus, items=[item for item in corpus.items if item.id in kept])
+
+    return build_testbed_retriever(
+        testbed=source.testbed, dataset=source.dataset, retriever=source.retriever,
+        params=source.retriever_params, rate=source.rate, seed=source.seed, data_dir=source.data_dir,
+        selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), transform=side)
 
 
 def train_side(examples: Sequence[Example], hold_out: CorpusHoldOut) -> list[Example]:

@@ -119,13 +119,16 @@ def slice_auroc(encoder: object, source: TrainingSource, hold_out: CorpusHoldOut
     """`ledger_auroc` on the instances of `source` (e.g. a test slice) and their top-k hits in its testbed
     corpus (its own item excluded, as in training); under `hold_out`, hits from the held-out side only and
     only instances whose text is no train-side item's."""
-    from biorab.learn.holdout import split_corpus, unseen
+    from biorab.learn.holdout import index_part, split_corpus, unseen
     from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 
     examples = load_examples(source)
     corpus, ledger = build_testbed(source)
+    retriever = index_corpus(source, corpus) if hold_out is None else None
     if hold_out is not None:
         train, corpus, ledger = split_corpus(corpus, ledger, hold_out)
         examples = unseen(examples, train)
-    hits = retrieve_without_self(index_corpus(source, corpus), examples, source.k)
+        retriever = index_part(source, corpus)
+    assert retriever is not None
+    hits = retrieve_without_self(retriever, examples, source.k)
     return ledger_auroc(encoder, examples, hits, ledger, n_boot=n_boot, seed=seed)

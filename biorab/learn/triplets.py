@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import ConfigError
 from biorab.learn.config import TrainingSource
-from biorab.learn.holdout import CorpusHoldOut, split_corpus, train_side
+from biorab.learn.holdout import CorpusHoldOut, index_part, split_corpus, train_side
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 from biorab.learn.records import Triplet
 from biorab.records import CorpusItem, Example, Hit
@@ -79,7 +79,8 @@ def build_triplets(source: TrainingSource, *, negatives: str = "both", per_ancho
             "an empty ledger; use testbed counterfactual with a rate > 0, or negatives: random",
             key="negatives",
         )
-    hits = retrieve_without_self(index_corpus(source, corpus), examples, source.k)
+    retriever = index_corpus(source, corpus) if held is None else index_part(source, corpus)
+    hits = retrieve_without_self(retriever, examples, source.k)
     rng = random.Random(source.seed)
     drawer = _NegativeDrawer(corpus, ledger, rng)
     triplets = [

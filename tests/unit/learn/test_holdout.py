@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from biorab.learn import TrainingSource, build_triplets
-from biorab.learn.holdout import CorpusHoldOut, split_corpus, unseen
-from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
+from biorab.learn.holdout import CorpusHoldOut, index_part, split_corpus, unseen
+from biorab.learn.instruction_set import build_testbed, load_examples, retrieve_without_self
 from biorab.learn.scoring import curve_scores
 from biorab.retrieval.own_text import normalized_text
 
@@ -57,7 +57,9 @@ def test_evaluation_retrieves_held_out_items_for_unseen_instances_only(data_dir:
     corpus, ledger = build_testbed(src)
     train, held, _ = split_corpus(corpus, ledger, rule)
     examples = unseen(load_examples(src), train)
-    hits = retrieve_without_self(index_corpus(src, held), examples, src.k)
+    retriever = index_part(src, held)
+    assert retriever.corpus_digest == held.digest  # the held-out side, indexed by the RAL's builder
+    hits = retrieve_without_self(retriever, examples, src.k)
     held_ids = {item.id for item in held.items}
     assert examples and all(h.doc_id in held_ids for found in hits.values() for h in found)
 
