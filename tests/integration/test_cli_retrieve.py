@@ -139,4 +139,3 @@ def test_retrieve_keeps_ties_by_default_as_run_configs(data_dir: Path) -> None:
     assert out.returncode == 0, out.stderr
     # ties within the run's tie_pool (8 candidates past k), as a run config's retrieval setting selects them
     assert [len(r["hits"]) for r in json.loads(out.stdout)["results"]] == [4, 11]
-
