@@ -138,22 +138,27 @@ class ContentStore:
 
 
 def hits_key(
-    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True
+    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True,
+    exclude_test_duplicates: bool = False,
 ) -> str:
     """Key of one query's hits: (retriever fingerprint, corpus digest, query text, k, tie rule, dedupe).
 
-    ``dedupe`` enters the key only when false, so the keys of default settings never change."""
+    ``dedupe`` enters the key only when false and ``exclude_test_duplicates`` only when true, so the keys of
+    default settings never change."""
     return stable_digest(hits_key_parts(retriever=retriever, corpus=corpus, query=query, k=k,
-                                        keep_ties=keep_ties, tie_pool=tie_pool, dedupe=dedupe))
+                                        keep_ties=keep_ties, tie_pool=tie_pool, dedupe=dedupe,
+                                        exclude_test_duplicates=exclude_test_duplicates))
 
 
 def hits_key_parts(
-    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True
+    *, retriever: str, corpus: str, query: str, k: int, keep_ties: bool, tie_pool: int, dedupe: bool = True,
+    exclude_test_duplicates: bool = False,
 ) -> list[object]:
     """What `hits_key` digests: in one place for `hits_key` and the planner's bulk keys
     (`biorab.sweep.keys.hits_keys`)."""
     parts: list[object] = ["hits/v1", retriever, corpus, query, k, keep_ties, tie_pool if keep_ties else 0]
-    return parts if dedupe else [*parts, "keep-duplicates"]
+    parts = parts if dedupe else [*parts, "keep-duplicates"]
+    return [*parts, "exclude-own-text"] if exclude_test_duplicates else parts
 
 
 def generation_key(model_digest: str, prompt: Prompt, params: SamplingParams) -> str:

@@ -101,12 +101,17 @@ class RetrievalSpec(Selection, _HitSource):
         rate: corruption rate of the ``counterfactual`` testbed (and any other kind that takes one).
         retriever: a `RETRIEVERS` name; `params` are its own ``Params`` (but for ``keep_ties`` and ``dedupe``,
             set from the selection).
-        k, keep_ties, tie_pool, dedupe: which hits go into the prompt, the fields of
-            `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}``: dedupe's deprecated spelling).
+        k, keep_ties, tie_pool, dedupe, exclude_test_duplicates: which hits go into the prompt, the fields
+            of `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}``: dedupe's deprecated
+            spelling; ``exclude_test_duplicates: true``: no hit is the query's own text).
         template: the template variant of `biorab.tasks.get_template`.
         awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
             top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
-            the ``negative_awareness`` testbed and off otherwise; ``true`` needs a retrieving testbed.
+            the ``negative_awareness`` testbed and off otherwise; ``true`` needs a fully counterfactual
+            testbed (``negative_awareness``, or ``counterfactual`` at rate 1), where every retrieved example
+            is wrong and the rates mean what their names say, unless `probe_any_testbed` is set.
+        probe_any_testbed: allow the probe on any retrieving testbed (its rates are then not the paper's
+            negative-awareness rates: some probed examples are correct).
         filter: keep only the hits a trained awareness encoder judges helpful
             (`biorab.learn.hit_filter.HitFilterSpec`: ``{encoder: <folder or models:/ URI>, threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
@@ -115,6 +120,7 @@ class RetrievalSpec(Selection, _HitSource):
 
     template: str = "default"
     awareness_probe: bool | None = None
+    probe_any_testbed: bool = False
     filter: HitFilterSpec | None = None
     method: CorpusMethod = "none"
 
@@ -138,6 +144,18 @@ class RetrievalSpec(Selection, _HitSource):
             raise ValueError("awareness_probe needs retrieved examples; testbed 'none' has none")
         return self
 
+    @model_validator(mode="after")
+    def _probe_needs_counterfactual(self) -> RetrievalSpec:
+        fully = self.testbed == "negative_awareness" or (
+            self.testbed == "counterfactual" and self.rate == 1.0)
+        if self.awareness_probe and self.retrieves and not fully and not self.probe_any_testbed:
+            at = "" if self.rate is None else f" at rate {self.rate:g}"
+            raise ValueError(
+                "awareness_probe: the negative-awareness rates are defined on a fully counterfactual corpus "
+                f"(testbed negative_awareness, or counterfactual with rate 1), not on testbed "
+                f"{self.testbed!r}{at}; set probe_any_testbed: true to probe anyway")
+        return self
+
     @property
     def retrieves(self) -> bool:
         return self.testbed != "none"
@@ -154,14 +172,26 @@ class RetrievalSpec(Selection, _HitSource):
         """The retriever's params under this setting's selection (`Selection.index_params`)."""
         return self.index_params(self.params)
 
+    def entry_json(self) -> dict[str, Any]:
+        """The entry as a sweep writes it into its run configs and digests it into run names: the options
+        added later left out at their defaults, so that existing sweeps keep their run names."""
+        data = self.model_dump(mode="json")
+        for name in ("exclude_test_duplicates", "probe_any_testbed"):
+            if not data[name]:
+                del data[name]
+        return data
+
     def fingerprint_json(self) -> dict[str, Any]:
         """The setting as digested into cell fingerprints: options at their defaults are left out, so that
         adding an option never changes the fingerprint (and resume) of existing configs."""
-        data = self.model_dump(mode="json", exclude={"awareness_probe"})
+        # probe_any_testbed only permits a setting, it changes no row: never part of the fingerprint.
+        data = self.model_dump(mode="json", exclude={"awareness_probe", "probe_any_testbed"})
         if self.filter is None:  # added later: absent, so existing fingerprints stay unchanged
             del data["filter"]
         if self.dedupe:
             del data["dedupe"]
+        if not self.exclude_test_duplicates:  # added later: absent when off (the paper's setup)
+            del data["exclude_test_duplicates"]
         if self.method == "none":
             del data["method"]
         if self.probes:
@@ -360,6 +390,7 @@ class Cell:
             parts[-1] += f"-{r.rate:g}"
         if r.retrieves:
             parts[-1] += f"-{r.retriever}-k{r.k}" + ("" if r.dedupe else "-dups")
+            parts[-1] += "-notestdups" if r.exclude_test_duplicates else ""
         if r.method != "none":
             parts[-1] += f"-{r.method}"
         if r.template != "default":

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.learn.config import EncoderTrainParams, PeftTrainParams, TrainingSource
+from biorab.learn.holdout import CorpusHoldOut
 from biorab.params import Params
 
 SPACE_KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
@@ -85,7 +86,12 @@ class TuneJobConfig(Params):
         storage: where Tune keeps the job (``<storage>/<name>``, resumable); relative to the working dir.
         search: dotted parameter name (``lr``, ``lora.r``) -> ``{grid|choice: [..]}`` or
             ``{uniform|loguniform|randint: [low, high]}``.
-        evaluation: a held-out slice (e.g. the test split) the best encoder's ledger AUROC is measured on.
+        evaluation: the slice (e.g. the test split) whose retrieved items the best encoder's and the untrained
+            encoder's ledger AUROC/AUPRC are measured on: under `hold_out`, held-out items only.
+        hold_out: the seeded hash split of the corpus items (`biorab.learn.holdout.CorpusHoldOut`) made
+            before the triplets are built (their train side) and scored on (the held-out side).
+            ``fraction: 0`` turns it off: evaluation then scores items the training triplets contain.
+        n_boot: bootstrap resamples of the AUROC/AUPRC CIs.
         max_failures: retries of a failed trial (Ray Train restarts it from its last checkpoint).
         num_to_keep: checkpoints kept per trial.
     """
@@ -95,6 +101,8 @@ class TuneJobConfig(Params):
     storage: str = "runs/tune"
     training: TrainingSource
     evaluation: TrainingSource | None = None
+    hold_out: CorpusHoldOut = CorpusHoldOut()
+    n_boot: int = Field(default=1000, ge=0)
     negatives: Literal["random", "corrupted", "both"] = "both"
     encoder: EncoderTrainParams = EncoderTrainParams()
     peft: PeftTrainParams = PeftTrainParams()

@@ -1,5 +1,6 @@
 """`tune_encoder(cfg)`: tune the triplet-loss awareness encoder; the best is registered in MLflow
-(``biorab-awareness-encoder@best`` with the shipped jobs) with its ledger AUROC on the evaluation slice."""
+(``biorab-awareness-encoder@best`` with the shipped jobs) with its ledger AUROC/AUPRC, next to the untrained
+encoder's, on the held-out items of the evaluation slice (`biorab.learn.holdout`)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,16 @@ def tune_encoder(
     if cfg.kind != "encoder":
         raise ConfigError(f"tune_encoder needs kind: encoder, got {cfg.kind!r}", key="kind")
     base_location(cfg.encoder)  # a missing base model fails here, before any trial
-    triplets = build_triplets(cfg.training, negatives=cfg.negatives)
+    hold_out = cfg.hold_out if cfg.hold_out.fraction > 0 else None
+    triplets = build_triplets(cfg.training, negatives=cfg.negatives, hold_out=hold_out)
     require_records(triplets.triplets, "triplet set", "training")
     data = {
         "triplets_digest": records_digest(triplets.triplets),
         "corpus_digest": triplets.corpus.digest,
         "n_triplets": len(triplets.triplets),
     }
+    if triplets.held_out is not None:
+        data["held_out_items"] = len(triplets.held_out.items)
     outcome = run_job(cfg, list(triplets.triplets), data, fresh=fresh, progress=progress, root=root)
     if cfg.evaluation is not None:
         outcome.extra.update(_auroc(outcome, cfg))
@@ -35,18 +39,22 @@ def tune_encoder(
 
 
 def _auroc(outcome: TuneOutcome, cfg: TuneJobConfig) -> dict[str, float]:
-    """The best encoder's and the untrained base's ledger AUROC on `cfg.evaluation`; logged to the parent."""
+    """The best encoder's and the untrained base's ledger AUROC/AUPRC (with bootstrap CIs) on the held-out
+    items of `cfg.evaluation` (the same items for both); logged to the parent."""
     from biorab.learn.encoder_model import load_encoder, new_encoder
     from biorab.learn.scoring import slice_auroc
 
     assert cfg.evaluation is not None
-    trained = slice_auroc(load_encoder(outcome.best_checkpoint), cfg.evaluation)
-    untrained = slice_auroc(new_encoder(cfg.encoder), cfg.evaluation)
-    metrics = {
-        "auroc_trained": trained.auroc,
-        "auroc_untrained": untrained.auroc,
-        "auroc_n": float(trained.n),
-    }
+    hold_out = cfg.hold_out if cfg.hold_out.fraction > 0 else None
+    encoders = {"trained": load_encoder(outcome.best_checkpoint), "untrained": new_encoder(cfg.encoder)}
+    evaluation = cfg.evaluation
+    scored = {name: slice_auroc(encoder, evaluation, hold_out, n_boot=cfg.n_boot, seed=evaluation.seed)
+              for name, encoder in encoders.items()}
+    best = scored["trained"]
+    metrics = {"auroc_n": float(best.n), "auroc_n_corrupted": float(best.n_corrupted),
+               "held_out": 1.0 if hold_out is not None else 0.0}
+    for name, result in scored.items():  # auroc_trained, auroc_trained_ci_low, ..., auprc_untrained_ci_high
+        metrics.update(result.to_metrics(name))
     if outcome.parent_run_id and outcome.tracking_uri:
         from training import tracking
 

@@ -1,4 +1,4 @@
-"""``biorab data``: inspect datasets (``stats``, ``show``).
+"""``biorab data``: inspect datasets (``stats``, ``show``; ``leakage`` and ``fetch`` in their own modules).
 
 Only typer and the standard library are imported at module level; the loaders and rich are imported
 inside the commands, so ``import biorab.cli.main`` stays light.
@@ -155,6 +155,8 @@ def _print_examples(examples: list[Example]) -> None:
 def register(app: typer.Typer) -> None:
     """Attach the ``data`` command group (with ``fetch`` from its own module) to the main app."""
     from biorab.cli.data_fetch import fetch
+    from biorab.cli.data_leakage import leakage
 
     data_app.command("fetch")(fetch)
+    data_app.command("leakage")(leakage)
     app.add_typer(data_app, name="data")

@@ -37,6 +37,8 @@ def tune(
     )
     for name, value in outcome.extra.items():
         typer.echo(f"{name}: {value:.4f}")
+    for line in _curve_lines(outcome.extra):
+        typer.echo(line)
     if outcome.registered:
         typer.echo(f"registered: {outcome.registered}")
     typer.echo(f"job: {outcome.job_dir}")
@@ -69,3 +71,25 @@ def tune_compare(
 def register(app: typer.Typer) -> None:
     app.command("tune")(tune)
     app.command("tune-compare")(tune_compare)
+
+
+def _curve_lines(extra: dict[str, float]) -> list[str]:
+    """``held-out AUROC: trained 0.518 [0.408, 0.632], untrained ...`` (and AUPRC), where measured.
+
+    >>> _curve_lines({"held_out": 1.0, "auroc_n": 4.0, "auroc_trained": 0.5, "auroc_trained_ci_low": 0.25,
+    ...               "auroc_trained_ci_high": 0.75, "auroc_untrained": 0.5})
+    ['held-out AUROC over 4 items: trained 0.500 [0.250, 0.750], untrained 0.500 [n/a]']
+    """
+    where = "held-out" if extra.get("held_out") else "not held-out"
+    out = []
+    for metric in ("auroc", "auprc"):
+        if f"{metric}_trained" not in extra:
+            continue
+        shown = []
+        for name in ("trained", "untrained"):
+            key = f"{metric}_{name}"
+            low, high = extra.get(f"{key}_ci_low"), extra.get(f"{key}_ci_high")
+            ci = "n/a" if low is None or high is None else f"{low:.3f}, {high:.3f}"
+            shown.append(f"{name} {extra.get(key, float('nan')):.3f} [{ci}]")
+        out.append(f"{where} {metric.upper()} over {extra.get('auroc_n', 0):.0f} items: " + ", ".join(shown))
+    return out

@@ -9,6 +9,10 @@ one that does not.
 
 Items are written as the awareness probe describes a retrieved example (`biorab.tasks.describe_hit`), so
 the encoder judges the same (key, value) text the RAL shows the model.
+
+With a `CorpusHoldOut` (`biorab.learn.holdout`), the corpus is split by a seeded hash first and every part of
+every triplet (anchor, positive, negative, the retrieval behind them) comes from the train side; the
+held-out side is kept for evaluation (`biorab.learn.scoring.slice_auroc`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import ConfigError
 from biorab.learn.config import TrainingSource
+from biorab.learn.holdout import CorpusHoldOut, index_part, split_corpus, train_side
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 from biorab.learn.records import Triplet
 from biorab.records import CorpusItem, Example, Hit
@@ -27,12 +32,14 @@ from biorab.records import CorpusItem, Example, Hit
 
 @dataclass(frozen=True)
 class TripletSet:
-    """Triplets and the corpus and ledger they were drawn from."""
+    """Triplets, the corpus (its train side under a hold-out) and ledger they were drawn from, and the
+    held-out side (``None`` without a hold-out)."""
 
     source: TrainingSource
     triplets: tuple[Triplet, ...]
     corpus: Corpus
     ledger: Ledger
+    held_out: Corpus | None = None
 
 
 def item_text(task: str, key: str, value: str | None) -> str:
@@ -46,13 +53,15 @@ def item_text(task: str, key: str, value: str | None) -> str:
     return describe_hit(task, Hit(doc_id="", score=0.0, rank=0, key=key, value=value))
 
 
-def build_triplets(source: TrainingSource, *, negatives: str = "both", per_anchor: int = 2) -> TripletSet:
+def build_triplets(source: TrainingSource, *, negatives: str = "both", per_anchor: int = 2,
+                   hold_out: CorpusHoldOut | None = None) -> TripletSet:
     """Triplets for the instances of `source` over its testbed corpus (see the module docstring).
 
     Args:
         source: the instances and the testbed (``counterfactual`` for ledger negatives).
         negatives: ``random``, ``corrupted`` or ``both`` (alternating).
         per_anchor: triplets per anchor (positives and negatives are cycled).
+        hold_out: split the corpus first and draw everything from its train side.
     """
     if source.testbed == "none":
         raise ConfigError(
@@ -60,19 +69,24 @@ def build_triplets(source: TrainingSource, *, negatives: str = "both", per_ancho
         )
     examples = load_examples(source)
     corpus, ledger = build_testbed(source)
+    held = None
+    if hold_out is not None:
+        corpus, held, ledger = split_corpus(corpus, ledger, hold_out)
+        examples = train_side(examples, hold_out)
     if negatives != "random" and not ledger.entries:
         raise ConfigError(
             f"negatives {negatives!r} need corrupted items, but the {source.testbed} testbed has "
             "an empty ledger; use testbed counterfactual with a rate > 0, or negatives: random",
             key="negatives",
         )
-    hits = retrieve_without_self(index_corpus(source, corpus), examples, source.k)
+    retriever = index_corpus(source, corpus) if held is None else index_part(source, corpus)
+    hits = retrieve_without_self(retriever, examples, source.k)
     rng = random.Random(source.seed)
     drawer = _NegativeDrawer(corpus, ledger, rng)
     triplets = [
         t for ex in examples for t in _anchor_triplets(ex, hits[ex.id], drawer, negatives, per_anchor)
     ]
-    return TripletSet(source, tuple(triplets), corpus, ledger)
+    return TripletSet(source, tuple(triplets), corpus, ledger, held)
 
 
 class _NegativeDrawer:
@@ -81,7 +95,8 @@ class _NegativeDrawer:
     def __init__(self, corpus: Corpus, ledger: Ledger, rng: random.Random) -> None:
         self.items = corpus.items
         self.by_id = {item.id: item for item in corpus.items}
-        self.corrupted = ledger.by_id()
+        # Only the corpus's own corrupted items (under a hold-out, the ledger also lists held-out ones).
+        self.corrupted = {i: e for i, e in ledger.by_id().items() if i in self.by_id}
         self.corrupted_ids = sorted(self.corrupted)
         self.rng = rng
 

@@ -9,7 +9,10 @@ hits into the selected ones:
    its own de-duplication switched to the selection's (`index_params`), so duplicates never crowd out
    distinct candidates;
 2. `select_hits` keeps the top k, every later candidate tied with the k-th score, and drops repeated
-   (key, value) pairs.
+   (key, value) pairs;
+3. with ``exclude_test_duplicates``, hits whose text is the query's own (`biorab.retrieval.own_text`) are
+   dropped first, the retriever searched deeper until `depth` other candidates are found (or it has none
+   left), so a test instance never retrieves its own sentence.
 
 The selection's fields are also the hit cache key's (`biorab.caches.hits_key(**selection.key_fields())`).
 """
@@ -25,6 +28,7 @@ from pydantic import Field, model_validator
 
 from biorab.params import Params
 from biorab.records import Hit
+from biorab.retrieval.own_text import without_own_text
 
 
 class Selection(Params):
@@ -37,12 +41,16 @@ class Selection(Params):
         dedupe: drop retrieved examples whose (key, value) repeats an earlier one (the original's top-1
             with ties did; its BM25 top-3 classification prompts did not: ``dedupe: false``). The
             retriever is built with the same switch (`index_params`).
+        exclude_test_duplicates: never retrieve a corpus item whose text is the query's own (lower-cased,
+            whitespace collapsed). Off by default: the paper's setup, where 97 of Ade-corpus-v2's 500 test
+            sentences sit in its labeled corpus (`biorab data leakage`).
     """
 
     k: int = Field(default=1, ge=1)
     keep_ties: bool = True
     tie_pool: int = Field(default=8, ge=0)
     dedupe: bool = True
+    exclude_test_duplicates: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -62,11 +70,14 @@ class Selection(Params):
     def selection(self) -> Selection:
         """The selection alone (of a model that inherits these fields among others, e.g. a retrieval
         entry of a run config)."""
-        return Selection(k=self.k, keep_ties=self.keep_ties, tie_pool=self.tie_pool, dedupe=self.dedupe)
+        return Selection(k=self.k, keep_ties=self.keep_ties, tie_pool=self.tie_pool, dedupe=self.dedupe,
+                         exclude_test_duplicates=self.exclude_test_duplicates)
 
     def key_fields(self) -> dict[str, Any]:
-        """The selection's part of a hit cache key, as `biorab.caches.hits_key` keywords."""
-        return {"k": self.k, "keep_ties": self.keep_ties, "tie_pool": self.tie_pool, "dedupe": self.dedupe}
+        """The selection's part of a hit cache key, as `biorab.caches.hits_key` keywords
+        (``exclude_test_duplicates`` only when set, so that existing keys stay as they were)."""
+        fields = {"k": self.k, "keep_ties": self.keep_ties, "tie_pool": self.tie_pool, "dedupe": self.dedupe}
+        return {**fields, "exclude_test_duplicates": True} if self.exclude_test_duplicates else fields
 
     def index_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The retriever's params for this selection: `params` with ``dedupe: false`` added when duplicates
@@ -111,9 +122,33 @@ class Searchable(Protocol):
 def search_selected(
     retriever: Searchable, queries: Mapping[str, str], selection: Selection
 ) -> dict[str, list[Hit]]:
-    """Query id → its selected hits: `retriever` searched `selection.depth` deep, then `select_hits`."""
+    """Query id → its selected hits: `retriever` searched `selection.depth` deep, then `select_hits`
+    (with ``exclude_test_duplicates``: over the candidates that are not the query's own text)."""
+    if selection.exclude_test_duplicates:
+        return _search_excluding_own_text(retriever, queries, selection)
     found = retriever.search(queries, selection.depth)
     return {qid: select_hits(found.get(qid, []), selection) for qid in queries}
+
+
+def _search_excluding_own_text(
+    retriever: Searchable, queries: Mapping[str, str], selection: Selection
+) -> dict[str, list[Hit]]:
+    """`select_hits` over each query's candidates without its own text, searching twice as deep each round
+    until `selection.depth` candidates remain or the retriever returns fewer than asked (no more)."""
+    out: dict[str, list[Hit]] = {}
+    pending, depth = dict(queries), selection.depth
+    while pending:
+        found = retriever.search(pending, depth)
+        deeper = {}
+        for qid, text in pending.items():
+            ranked = found.get(qid, [])
+            kept = without_own_text(text, ranked)
+            if len(kept) >= selection.depth or len(ranked) < depth:
+                out[qid] = select_hits(kept, selection)
+            else:
+                deeper[qid] = text
+        pending, depth = deeper, depth * 2
+    return {qid: out[qid] for qid in queries}
 
 
 def select_hits(hits: Sequence[Hit], selection: Selection) -> list[Hit]:

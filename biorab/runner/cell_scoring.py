@@ -14,7 +14,7 @@ from biorab.labels import LABELS
 from biorab.records import Example
 from biorab.runner.instance_key import current_row, example_key, instance_key
 from biorab.runner.output import latest_rows, read_all_rows
-from biorab.runner.rows import row_error, row_prediction, to_table
+from biorab.runner.rows import row_error, row_hits, row_prediction, to_table
 
 #: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
 AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -51,6 +51,8 @@ def score_cell(
                    triple_matching=triple_matching_for(plan.parser))
     payload = report.to_json()
     metrics, extra = dict(payload["metrics"]), {}
+    if retrieval.retrieves:
+        extra["leak_share"] = leak_share_json(rows)
     if retrieval.probes:
         awareness = score_awareness(plan, rows, preds, n_boot=n_boot, seed=seed)
         metrics.update(awareness["metrics"])
@@ -59,6 +61,15 @@ def score_cell(
     # A failed generation is reported as a failure, not also as an unparsable answer.
     unparsed = sum(not p.ok for r, p in zip(rows, preds, strict=True) if r["gen_error"] is None)
     return CellResult(plan, payload["n"], metrics, unparsed, failures, path, extra)
+
+
+def leak_share_json(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The share of the cell's queries whose hits include their own text (`biorab.retrieval.own_text`):
+    ``{"value": leaking / queries, "leaking": .., "queries": ..}`` (value ``None`` for no query)."""
+    from biorab.retrieval.own_text import leak_share
+
+    leaking, queries = leak_share((r["text"], row_hits(r)) for r in rows)
+    return {"value": leaking / queries if queries else None, "leaking": leaking, "queries": queries}
 
 
 def score_awareness(

@@ -6,6 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from biorab.cells import CellResult
+from biorab.metrics.definitions import (
+    ACCURACY_IDENTITY,
+    AWARENESS_CONVENTION,
+    LEAK_SHARE,
+    SINGLE_LABEL_TASKS,
+    display_name,
+)
+
+#: The metric names of the awareness rates (`biorab.metrics.awareness`).
+_AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
 
 
 def _num(x: float | None) -> str:
@@ -22,7 +32,9 @@ def metric_cell(value: dict[str, float | None]) -> str:
 
 
 def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any], backend: str) -> str:
-    """Markdown: one table row per cell and metric, then the execution counts."""
+    """Markdown: one table row per cell and metric (metrics equal to accuracy shown as such), what the
+    numbers mean where the report shows them, the leak share of each retrieving cell, then the execution
+    counts."""
     lines = [
         f"# BioRAB run `{name}`",
         "",
@@ -35,7 +47,32 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
         for metric, value in r.metrics.items():
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
-            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {metric} | {shown} | "
-                         f"{r.parse_failures} | {r.generation_failures} |")
+            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
+                         f"{shown} | {r.parse_failures} | {r.generation_failures} |")
+    lines += _definitions(results) + _leak_lines(results)
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"
+
+
+def _definitions(results: Sequence[CellResult]) -> list[str]:
+    """The identity and convention notes, each once, for the metrics this report shows."""
+    out = []
+    if any(r.plan.task in SINGLE_LABEL_TASKS for r in results):
+        out += ["", ACCURACY_IDENTITY]
+    if any(name in r.metrics for r in results for name in _AWARENESS):
+        out += ["", AWARENESS_CONVENTION]
+    return out
+
+
+def _leak_lines(results: Sequence[CellResult]) -> list[str]:
+    """One line per retrieving cell: leaking queries / queries, and whether test duplicates were excluded."""
+    leaks = [(r, r.extra["leak_share"]) for r in results if r.extra.get("leak_share")]
+    if not leaks:
+        return []
+    out = ["", LEAK_SHARE, "", "| cell | leak share | leaking / queries | exclude_test_duplicates |",
+           "|---|---|---|---|"]
+    for r, leak in leaks:
+        excluded = r.plan.retrieval is not None and r.plan.retrieval.exclude_test_duplicates
+        out.append(f"| {r.plan.label} | {_num(leak['value'])} | {leak['leaking']} / {leak['queries']} | "
+                   f"{'on' if excluded else 'off'} |")
+    return out

@@ -28,6 +28,9 @@ class CellRecord:
     predictions: Path
     n: int
     ratio: str | None = None  # the positive:negative ratio of a resampled test split (Table 6), else None
+    excluded: bool = False  # retrieval with `exclude_test_duplicates: true`
+    setting: str = ""  # the retrieval setting with the switch off: pairs an excluded cell with the paper's
+    leak: float | None = None  # share of queries whose hits include their own text (retrieving cells)
 
     @property
     def corpus(self) -> str:
@@ -72,4 +75,7 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       testbed=r.testbed, rate=r.rate, method=sweep_cell.method if sweep_cell else "none",
                       seed=seed, metric=primary[cell["task"]], metrics=cell["metrics"],
                       predictions=Path(cell["predictions"]), n=int(cell["n"]),
-                      ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None)
+                      ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None,
+                      excluded=r.exclude_test_duplicates,
+                      setting=r.model_copy(update={"exclude_test_duplicates": False}).model_dump_json(),
+                      leak=(cell.get("leak_share") or {}).get("value"))

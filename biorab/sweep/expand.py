@@ -135,7 +135,7 @@ def expand_runs(sweep: SweepConfig, *, path: str | Path | None = None) -> list[S
         rects: dict[str, Rect] = {}
         for (ds, sampling), specs in by_slot.items():
             ordered = tuple(sorted(specs, key=prefix_key))
-            parts: list[Any] = [s.model_dump(mode="json") for s in ordered]
+            parts: list[Any] = [s.entry_json() for s in ordered]
             if sampling != sweep.sampling:  # a block's own sampling is a run of its own (one per run)
                 parts.append(sampling.model_dump(mode="json"))
             key = stable_digest(parts)[:6]
@@ -183,7 +183,7 @@ def _experiment(
         "data_dir": sweep.data_dir,
         "seed": seed,
         "datasets": [d.model_dump() for d in datasets],
-        "retrieval": [s.model_dump(mode="json") for s in specs] or [{"testbed": "none"}],
+        "retrieval": [s.entry_json() for s in specs] or [{"testbed": "none"}],
         "backend": {"name": profile.backend, "params": profile.backend_params()},
         "sampling": sampling.model_dump(),
         "parser": sweep.parser,

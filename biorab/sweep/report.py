@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from biorab.metrics.definitions import ACCURACY_IDENTITY, SINGLE_LABEL_TASKS
 from biorab.sweep.collect import CellRecord, collect
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.significance import Significance, versus_baselines
@@ -44,9 +45,16 @@ def _plots(cells: list[CellRecord], out: Path) -> list[Path]:
     return all_plots(cells, out) if cells else []
 
 
+def legend(cells: list[CellRecord]) -> str:
+    """The report's legend, with the accuracy identity once where a single-label task is shown."""
+    if any(c.task in SINGLE_LABEL_TASKS for c in cells):
+        return f"{LEGEND} {ACCURACY_IDENTITY}"
+    return LEGEND
+
+
 def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
               missing: list[str], plots: list[Path]) -> str:
-    parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", LEGEND + "\n"]
+    parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", legend(cells) + "\n"]
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
     parts += [to_markdown(g) for g in build_tables(cells, sig)]
@@ -57,7 +65,7 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
 def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
           missing: list[str], plots: list[Path]) -> str:
     body = [f"<h1>Sweep {html.escape(sweep.name)}: {len(cells)} cells</h1>",
-            f"<p>{html.escape(LEGEND.replace('**', '').replace('`', ''))}</p>"]
+            f"<p>{html.escape(legend(cells).replace('**', '').replace('`', ''))}</p>"]
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
     body += [to_html(g) for g in build_tables(cells, sig)]

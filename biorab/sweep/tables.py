@@ -7,8 +7,11 @@
 - Table 3 shape (`awareness`): rows (LLM, dataset), true and false negative-awareness rates.
 - Tables 4-5 shape: the method cells' headline metric, and the methods' own scores against the true
   ledger (detection precision/recall/F1 and correction accuracy; labeling accuracy and coverage).
-- Table 6 shape (`sampling_bias`): rows (LLM, retriever, dataset, positive:negative ratio), micro and
-  weighted P/R/F1 and the positive class's AUROC/AUPRC. Resampled cells appear in no other table.
+- Table 6 shape (`sampling_bias`): rows (LLM, retriever, dataset, positive:negative ratio), accuracy (the
+  micro P/R/F1, equal to it), weighted P/R/F1 and the positive class's AUROC/AUPRC. Resampled cells appear
+  in no other table.
+- Test duplicates (`test_duplicates`): Table 1's cells as the paper ran them next to the same cells with
+  ``exclude_test_duplicates: true``, where both ran; and every retrieving cell's leak share.
 
 A cell shows the headline metric ×100 with its 95% CI; the best value of a column is bold (underlined in
 the paper); ``*`` marks a significant difference from the same LLM without retrieval (paired bootstrap,
@@ -21,6 +24,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from biorab.metrics.definitions import AWARENESS_CONVENTION, LEAK_SHARE, headline_name
 from biorab.sweep.collect import CellRecord
 from biorab.sweep.significance import Significance
 
@@ -30,8 +34,11 @@ AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
 METHOD_SCORES = ("detection_precision", "detection_recall", "detection_f1", "correction_accuracy",
                  "corpus_accuracy_before", "corpus_accuracy_after", "labeling_accuracy", "labeling_coverage")
 #: Table 6's columns (the paper's AUROC/AUPRC are the positive class's: `binary_auroc` / `binary_auprc`).
-SAMPLING_BIAS = ("micro_precision", "micro_recall", "micro_f1", "weighted_precision", "weighted_recall",
-                 "weighted_f1", "binary_auroc", "binary_auprc")
+#: The paper's micro P/R/F1 are one number on a single-label task, accuracy: shown once, as `micro_f1`.
+SAMPLING_BIAS = ("micro_f1", "weighted_precision", "weighted_recall", "weighted_f1", "binary_auroc",
+                 "binary_auprc")
+#: Display names of columns whose metric has a name readers expect (the JSON keys stay).
+SHOWN_AS = {"micro_f1": "accuracy (micro f1)"}
 
 
 @dataclass
@@ -84,10 +91,18 @@ def build_tables(cells: list[CellRecord], sig: dict[int, Significance]) -> list[
     resampled = [c for c in cells if c.ratio is not None]
     cells = [c for c in cells if c.ratio is None]
     grids = []
+    excluded = [c for c in cells if c.excluded]
+    cells = [c for c in cells if not c.excluded]
     t1 = [c for c in cells if c.testbed in ("labeled", "none") and c.method == "none"]
     if any(c.retriever != "none" for c in t1):
-        grids.append(_table("Table 1 shape: LLM × retriever (labeled corpus), headline metric ×100 [95% CI]",
-                            t1, sig, ids, lambda c: f"{c.model} / {c.retriever}"))
+        grid = _table("Table 1 shape: LLM × retriever (labeled corpus), headline metric ×100 [95% CI]",
+                      t1, sig, ids, lambda c: f"{c.model} / {c.retriever}")
+        grid.note = headline_note(t1)
+        grids.append(grid)
+    if excluded:
+        grids.append(test_duplicates(t1, excluded, sig, ids))
+    if any(c.leak is not None for c in cells + excluded + resampled):
+        grids.append(_leaks(cells + excluded + resampled))
     other = [c for c in cells if c.testbed not in ("labeled", "none", "negative_awareness")]
     if other:
         models = {c.model for c in other}
@@ -117,7 +132,7 @@ def _scores(title: str, cells: list[CellRecord], names: tuple[str, ...],
             label: Callable[[CellRecord], str]) -> Grid:
     """Rows labelled by `label(cell)`, columns the metrics of `names` that any of the cells has."""
     columns = [m for m in names if any(m in c.metrics for c in cells)]
-    grid = Grid(title, [m.replace("_", " ") for m in columns])
+    grid = Grid(title, [SHOWN_AS.get(m, m).replace("_", " ") for m in columns])
     for c in cells:
         grid.rows.append((label(c), [_fmt(c, m, None) for m in columns]))
     return grid
@@ -133,6 +148,53 @@ def _awareness(cells: list[CellRecord]) -> Grid:
                 ["true negative awareness", "false negative awareness"])
     for c in cells:
         grid.rows.append((f"{c.model} / {c.dataset}", [_fmt(c, m, None) for m in AWARENESS]))
+    grid.note = AWARENESS_CONVENTION
+    return grid
+
+
+def headline_note(cells: list[CellRecord]) -> str:
+    """Which metric each dataset's column shows (accuracy where micro-F1 equals it)."""
+    shown = {c.dataset: headline_name(c.task, c.metric) for c in cells}
+    return "Headline metric per dataset: " + ", ".join(f"{d}: {m}" for d, m in shown.items()) + "."
+
+
+def test_duplicates(t1: list[CellRecord], excluded: list[CellRecord], sig: dict[int, Significance],
+                    ids: dict[int, int]) -> Grid:
+    """Rows (LLM, retriever, dataset) where both ran: the paper's cell and its leak share, then the cell
+    with the test duplicates excluded (leak share 0 by construction, shown as measured)."""
+    paper = {(c.model, c.seed, c.dataset, c.setting): c for c in t1 if c.retriever != "none"}
+    grid = Grid("Table 1 with the test sentences' own copies excluded from retrieval (where both ran), "
+                "headline metric ×100 [95% CI]",
+                ["as the paper", "leak share ×100", "test duplicates excluded", "leak share ×100"],
+                note=LEAK_SHARE)
+    for c in excluded:
+        base = paper.get((c.model, c.seed, c.dataset, c.setting))
+        if base is None:
+            continue
+        grid.rows.append((f"{c.model} / {base.retriever} / {c.dataset}",
+                          [_fmt(base, None, sig.get(ids[id(base)])), _leak(base),
+                           _fmt(c, None, sig.get(ids[id(c)])), _leak(c)]))
+    return grid
+
+
+def _leak(c: CellRecord) -> tuple[float | None, str]:
+    # Lower is better, so the column's "best" (max) marking would mislead: the value is left unranked.
+    return (None, "n/a") if c.leak is None else (None, f"{c.leak * 100:.1f}")
+
+
+def _leaks(cells: list[CellRecord]) -> Grid:
+    """Every retrieving cell's leak share ×100: rows (LLM, retriever, corpus), columns datasets."""
+    retrieving = [c for c in cells if c.leak is not None]
+    datasets = list(dict.fromkeys(c.dataset for c in retrieving))
+    rows: dict[str, dict[str, tuple[float | None, str]]] = {}
+    for c in retrieving:
+        label = f"{c.model} / {c.retriever} / {c.corpus}"
+        label += (f" / {c.method}" if c.method != "none" else "") + (f" / {c.ratio}" if c.ratio else "")
+        rows.setdefault(label, {})[c.dataset] = _leak(c)
+    grid = Grid("Leak share ×100: queries whose retrieved hits include their own text", datasets,
+                note=LEAK_SHARE)
+    for name, by_ds in rows.items():
+        grid.rows.append((name, [by_ds.get(d, (None, "")) for d in datasets]))
     return grid
 
 
@@ -154,5 +216,6 @@ def to_html(grid: Grid) -> str:
         tds = "".join(f"<td class='best'>{html.escape(t)}</td>" if v is not None and v == best[j]
                       else f"<td>{html.escape(t)}</td>" for j, (v, t) in enumerate(row))
         body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
+    note = f"<p>{html.escape(grid.note.replace('`', ''))}</p>\n" if grid.note else ""
     return (f"<h3>{html.escape(grid.title)}</h3>\n<table><tr><th></th>{head}</tr>\n" + "\n".join(body)
-            + "</table>\n")
+            + "</table>\n" + note)

@@ -38,6 +38,8 @@ def cell_setting(config: ExperimentConfig, plan: CellPlan, *, model: str | None 
     if r.retrieves:
         out.update(k=str(r.k), keep_ties=str(r.keep_ties), dedupe=str(r.dedupe),
                    encoder=str(r.params.get("encoder", "")), awareness_probe=str(r.probes))
+        if r.exclude_test_duplicates:  # only when set: existing cells keep their params
+            out["exclude_test_duplicates"] = "True"
     return out
 
 
@@ -64,6 +66,9 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
                              "generation_failures": float(result.generation_failures)}
     if "n_incomplete" in result.extra:
         out["n_incomplete"] = float(result.extra["n_incomplete"])
+    leak = result.extra.get("leak_share") or {}
+    if leak.get("value") is not None:  # a retrieving cell: the share of queries that retrieved their own text
+        out["leak_share"] = float(leak["value"])
     if result.incomplete:  # metrics over a partial cell (failed rows) are not measurements: kept out
         return out
     for name, value in result.metrics.items():

@@ -55,6 +55,9 @@ def test_probe_rates_are_exact(tmp_path: Path, data_dir: Path) -> None:
     report = result.report_path.read_text()
     assert "| true_negative_awareness_rate | 0.500 [" in report
     assert "| false_negative_awareness_rate | 0.750 [" in report
+    from biorab.metrics.definitions import AWARENESS_CONVENTION
+
+    assert report.count(AWARENESS_CONVENTION) == 1  # the answer convention, stated where the rates are
 
 
 def test_probe_uses_the_awareness_token_budget(tmp_path: Path, data_dir: Path) -> None:
@@ -97,7 +100,7 @@ def test_resume_and_failed_probe_retry(tmp_path: Path, data_dir: Path) -> None:
 def test_probe_off_by_default_elsewhere_and_on_request(tmp_path: Path, data_dir: Path) -> None:
     cfg = make_config(tmp_path, data_dir, [
         {"testbed": "labeled", "retriever": "bm25"},
-        {"testbed": "labeled", "retriever": "bm25", "awareness_probe": True},
+        {"testbed": "labeled", "retriever": "bm25", "awareness_probe": True, "probe_any_testbed": True},
         {"testbed": "negative_awareness", "retriever": "bm25", "awareness_probe": False},
     ])
     result = run_experiment(cfg)

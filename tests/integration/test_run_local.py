@@ -56,6 +56,11 @@ def test_exact_outputs_and_metrics(tmp_path: Path, data_dir: Path) -> None:
     assert [c["n"] for c in summary["cells"]] == [N_ADE, N_ADE, N_QA, N_QA]
     report = result.report_path.read_text()
     assert "| ade_corpus_v2-test__none | classification | 6 | accuracy | 0.833" in report
+    # micro-F1 equals accuracy on a single-label task: shown as such, the identity stated once
+    assert "| ade_corpus_v2-test__none | classification | 6 | accuracy (micro_f1) | 0.833" in report
+    assert report.count("micro-averaged precision, recall and F1 equal accuracy") == 1
+    assert "negative-awareness" not in report.lower()  # no rates, no convention
+    assert summary["cells"][0]["metrics"]["micro_f1"]["value"] == pytest.approx(5 / 6)  # keys unchanged
 
 
 def test_second_run_generates_nothing(tmp_path: Path, data_dir: Path) -> None:

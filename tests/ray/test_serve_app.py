@@ -45,7 +45,8 @@ def staged_data() -> Path:
 KEYS = ("key-one", "key-two")
 FILE_KEY = "key-from-file"
 N = 8
-RETRIEVAL = {"testbed": "labeled", "retriever": "bm25", "k": 1, "template": "bm25", "awareness_probe": True}
+RETRIEVAL = {"testbed": "labeled", "retriever": "bm25", "k": 1, "template": "bm25", "awareness_probe": True,
+             "probe_any_testbed": True}
 FAKE = {"name": "fake", "params": {"mode": "choice", "delay_s": 0.2}}
 SAMPLING = {"max_tokens": 32, "seed": 0}
 

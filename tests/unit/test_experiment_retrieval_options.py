@@ -27,8 +27,26 @@ def test_probe_default_per_testbed() -> None:
     assert RetrievalSpec(testbed="negative_awareness").probes is True
     assert RetrievalSpec(testbed="labeled").probes is False
     assert RetrievalSpec(testbed="none").probes is False
-    assert RetrievalSpec(testbed="labeled", awareness_probe=True).probes is True
+    assert RetrievalSpec(testbed="labeled", awareness_probe=True, probe_any_testbed=True).probes is True
+    assert RetrievalSpec(testbed="counterfactual", rate=1.0, awareness_probe=True).probes is True
     assert RetrievalSpec(testbed="negative_awareness", awareness_probe=False).probes is False
+
+
+@pytest.mark.parametrize("entry", ["{testbed: labeled, awareness_probe: true}",
+                                   "{testbed: counterfactual, rate: 0.8, awareness_probe: true}",
+                                   "{testbed: diverse, awareness_probe: true}"])
+def test_probe_where_its_rates_are_undefined_is_refused(tmp_path: Path, entry: str) -> None:
+    # The rates count "wrong answer, example judged negative": every probed example must be counterfactual.
+    path = write(tmp_path, f"  - {entry}")
+    with pytest.raises(ConfigError, match=r"retrieval\.0.*awareness_probe: the negative-awareness rates are "
+                       r"defined on a fully counterfactual corpus.*probe_any_testbed: true") as e:
+        load_config(ExperimentConfig, path)
+    assert str(path) in str(e.value)
+    allowed = write(tmp_path, f"  - {entry[:-1]}, probe_any_testbed: true}}")
+    spec = load_config(ExperimentConfig, allowed).retrieval[0]
+    assert spec.probes is True
+    # The permission changes no row: the cell id is that of the same setting without it.
+    assert "probe_any_testbed" not in spec.fingerprint_json()
 
 
 def test_probe_without_hits_is_refused(tmp_path: Path) -> None:
@@ -91,6 +109,23 @@ def test_fingerprints_of_existing_configs_do_not_change() -> None:
         {"testbed": "labeled", "retriever": "bm25", "k": 3, "dedupe": False}]})
     assert dups.cells()[0].label == "ade-test__labeled-bm25-k3-dups"
     assert not dups.cells()[0].cell_id.endswith("20d40e27be")
+
+
+def test_exclude_test_duplicates_changes_ids_and_keys_only_when_on() -> None:
+    unguided = {"name": "fp", "datasets": [{"name": "ade"}], "sampling": {"constrained": False}}
+    entry = {"testbed": "labeled", "retriever": "bm25", "k": 3}
+    off = ExperimentConfig.model_validate(
+        {**unguided, "retrieval": [{**entry, "exclude_test_duplicates": False}]})
+    assert off.cells()[0].cell_id == "ade-test__labeled-bm25-k3__20d40e27be"  # as pinned above
+    on = ExperimentConfig.model_validate(
+        {**unguided, "retrieval": [{**entry, "exclude_test_duplicates": True}]})
+    assert on.cells()[0].label == "ade-test__labeled-bm25-k3-notestdups"
+    assert not on.cells()[0].cell_id.endswith("20d40e27be")
+    args = {"retriever": "r", "corpus": "c", "query": "q", "k": 3, "keep_ties": False, "tie_pool": 8}
+    assert hits_key(**args) == hits_key(**args, exclude_test_duplicates=False)
+    assert hits_key(**args) != hits_key(**args, exclude_test_duplicates=True)
+    assert Selection(k=3).key_fields() == Selection(k=3, exclude_test_duplicates=False).key_fields()
+    assert Selection(k=3, exclude_test_duplicates=True).key_fields()["exclude_test_duplicates"] is True
 
 
 def test_hits_key_changes_only_without_dedupe() -> None:

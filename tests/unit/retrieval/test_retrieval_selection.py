@@ -100,8 +100,10 @@ def test_one_set_of_fields() -> None:
         "keep_ties",
         "tie_pool",
         "dedupe",
+        "exclude_test_duplicates",
         "template",
         "awareness_probe",
+        "probe_any_testbed",
         "filter",
         "method",
     ]
@@ -112,6 +114,7 @@ def test_one_set_of_fields() -> None:
         "keep_ties",
         "tie_pool",
         "dedupe",
+        "exclude_test_duplicates",
         "template",
     ]
     spec = RetrievalSpec(testbed="labeled", k=3, keep_ties=False, dedupe=False)

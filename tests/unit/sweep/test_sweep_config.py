@@ -54,8 +54,13 @@ def test_paper_grid_counts() -> None:
     sweep = load_sweep(REPO / "jobs" / "paper.yaml")
     cells = expand_cells(sweep)
     # Tables 1-3: 198 cells; Table 4: LLM labeling on 2 datasets; Table 5: Detect-and-Correct on PharmKG;
-    # Table 6: 2 datasets x 2 ratios (their comparison cells are Table 2's, dropped as duplicates)
-    assert len(cells) == 198 + 2 + 1 + 4 == 205
+    # Table 6: 2 datasets x 2 ratios (their comparison cells are Table 2's, dropped as duplicates); Table 1's
+    # 24 retrieval cells per LLM again with exclude_test_duplicates on (5 LLMs)
+    assert len(cells) == 198 + 2 + 1 + 4 + 5 * 24 == 325
+    excluded = [c for c in cells if c.retrieval.exclude_test_duplicates]
+    assert len(excluded) == 120 and {c.retrieval.testbed for c in excluded} == {"labeled"}
+    assert {c.retriever for c in excluded} == {"bm25-notestdups", "bm25-cls-notestdups",
+                                               "contriever-notestdups", "medcpt-notestdups"}
     assert sorted((c.dataset.name, c.retrieval.testbed, c.retrieval.rate, c.method) for c in cells
                   if c.method != "none") == [("ade_corpus_v2", "unlabeled", None, "llm_label"),
                                              ("pharmkg", "counterfactual", 1.0, "detect_correct"),
@@ -70,8 +75,8 @@ def test_paper_grid_counts() -> None:
         per_model[run.model] = per_model.get(run.model, 0) + len(run.config.cells())
         # label scores only where the block asks for them (Table 6): other cells keep their generation keys
         assert run.config.sampling.score_labels == any(d.resample is not None for d in run.config.datasets)
-    assert per_model == {"llama2-13b": 77, "medllama-13b": 32, "llama3-8b": 32, "phi4-14b": 32,
-                         "qwen2.5-32b": 32}
+    assert per_model == {"llama2-13b": 101, "medllama-13b": 56, "llama3-8b": 56, "phi4-14b": 56,
+                         "qwen2.5-32b": 56}
     qwen = next(r.config for r in expand_runs(sweep) if r.model == "qwen2.5-32b")
     assert qwen.backend.params["tensor_parallel_size"] == 2 and qwen.resources.llm.num_gpus == 2
     assert qwen.resources.llm.num_cpus == 4  # the sweep's llm resources kept under the model's override

@@ -36,9 +36,34 @@ def test_method_scores_and_sampling_bias_tables() -> None:
                             [(0.2, "20.00 [19.0, 21.0]"), (1.0, "100.00 [100.0, 100.0]"),
                              (0.2875, "28.75 [26.5, 31.1]")])]
     bias_grid = grids["Table 6 shape"]
-    assert bias_grid.columns == ["micro f1", "weighted f1", "binary auroc"]
+    assert bias_grid.columns == ["accuracy (micro f1)", "weighted f1", "binary auroc"]  # micro P = R = F1
     assert bias_grid.rows == [("m / medcpt / ade_corpus_v2 / 1:5", [
         (0.9, "90.00"), (0.35, "35.00 [30.0, 40.0]"), (0.5175, "51.75 [45.0, 58.0]")])]
     # the resampled cell is not Table 1's MedCPT entry (that one is over the whole test split)
     assert grids["Table 1 shape"].rows[1] == ("m / medcpt", [(0.5, "50.00 [40.0, 60.0]")])
     assert "| m / medcpt / ade_corpus_v2 / 1:5 |" in to_markdown(bias_grid)
+
+
+def test_test_duplicates_side_by_side_and_leak_shares() -> None:
+    from dataclasses import replace
+
+    base = record("bm25", "labeled")
+    paper = replace(base, setting="S", leak=0.194)
+    clean = replace(base, retriever="bm25-notestdups", excluded=True, setting="S", leak=0.0,
+                    metrics={"micro_f1": {"value": 0.45, "ci_low": 0.35, "ci_high": 0.55}})
+    lone = replace(record("medcpt", "labeled"), retriever="medcpt-notestdups", excluded=True, setting="T",
+                   leak=0.0)
+    grids = {g.title.split(":")[0].split(" (")[0]: g for g in build_tables([record("none", "none"), paper,
+                                                                           clean, lone], {})}
+    # the excluded cells stay out of Table 1 (the paper's setup), which names its headline metric
+    assert [name for name, _ in grids["Table 1 shape"].rows] == ["m / none", "m / bm25"]
+    assert "ade_corpus_v2: accuracy" in grids["Table 1 shape"].note
+    side = grids["Table 1 with the test sentences' own copies excluded from retrieval"]
+    assert side.columns == ["as the paper", "leak share ×100", "test duplicates excluded", "leak share ×100"]
+    assert side.rows == [("m / bm25 / ade_corpus_v2", [(0.5, "50.00 [40.0, 60.0]"), (None, "19.4"),
+                                                       (0.45, "45.00 [35.0, 55.0]"), (None, "0.0")])]
+    leaks = grids["Leak share ×100"]
+    assert leaks.rows == [("m / bm25 / labeled", [(None, "19.4")]),
+                          ("m / bm25-notestdups / labeled", [(None, "0.0")]),
+                          ("m / medcpt-notestdups / labeled", [(None, "0.0")])]
+    assert "own text" in to_markdown(leaks)
