@@ -59,6 +59,12 @@ def retrieve(
             help="Keep items tied with the k-th score (paper default: top-1 + ties; as run configs).",
         ),
     ] = KEEP_TIES_DEFAULT,
+    exclude_test_duplicates: Annotated[
+        bool,
+        typer.Option("--exclude-test-duplicates/--keep-test-duplicates", metavar="",
+            help="Never show a hit whose text is the query's own (exclude_test_duplicates in a run).",
+        ),
+    ] = False,
     limit: Annotated[
         int | None, typer.Option("--limit", help="Queries to show (default 5) or evaluate (default all).")
     ] = None,
@@ -97,8 +103,8 @@ def retrieve(
         engine = _build_engine(retriever, params, keep_ties)
         engine.index(corpus.items)
     else:  # the hits a run's prompt would get: the RAL's retriever, assembled as `biorab run` assembles it
-        ral_retriever = _assembled(dataset, testbed, rate, retriever, params, k, keep_ties, seed, data_dir,
-                                   pool)
+        selection = {"k": k, "keep_ties": keep_ties, "exclude_test_duplicates": exclude_test_duplicates}
+        ral_retriever = _assembled(dataset, testbed, rate, retriever, params, selection, seed, data_dir, pool)
         engine = ral_retriever.retriever
     header = {
         "dataset": dataset,
@@ -115,8 +121,8 @@ def retrieve(
         judgements = _judgements(relevance, dataset, corpus.items, limit, seed, data_dir)
         _print_eval(engine, judgements, corpus.items, k, {**header, "relevance": relevance}, as_json)
     else:
-        _print_hits(ral_retriever, dataset, split, data_dir, limit or 5, {**header, "keep_ties": keep_ties},
-                    as_json)
+        shown = {**header, "keep_ties": keep_ties, "exclude_test_duplicates": exclude_test_duplicates}
+        _print_hits(ral_retriever, dataset, split, data_dir, limit or 5, shown, as_json)
 
 
 def corpus_build(
@@ -172,14 +178,14 @@ def _build_engine(retriever: str, params: dict[str, Any], keep_ties: bool) -> An
     return build_retriever(retriever, {**params, "keep_ties": keep_ties})
 
 
-def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, params: dict[str, Any], k: int,
-               keep_ties: bool, seed: int, data_dir: Path | None, pool: str | None) -> Any:
+def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, params: dict[str, Any],
+               selection: dict[str, Any], seed: int, data_dir: Path | None, pool: str | None) -> Any:
     from biorab.config_loading import validate_mapping
     from biorab.experiment import RetrievalSpec
     from biorab.ral import assemble_retriever
 
     entry = validate_mapping(RetrievalSpec, {"testbed": testbed, "rate": rate, "retriever": retriever,
-                                             "params": params, "k": k, "keep_ties": keep_ties}, key_prefix="")
+                                             "params": params, **selection}, key_prefix="")
     return assemble_retriever(entry, dataset=dataset, seed=seed, data_dir=data_dir, pool=_pool(pool))
 
 

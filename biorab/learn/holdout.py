@@ -62,21 +62,16 @@ def split_corpus(corpus: Corpus, ledger: Ledger, hold_out: CorpusHoldOut) -> tup
 
 
 def index_part(source: TrainingSource, part: Corpus) -> CachedRetriever:
-    """The RAL core's retriever over one side of the source's testbed corpus: the testbed built by
-    `biorab.ral.build_testbed_retriever` with `part` as its corpus transform (a side's digest keys its index
-    and hits), fetching `SELF_MARGIN` extra candidates per query as the training builders do."""
-    from biorab.learn.instruction_set import SELF_MARGIN
-    from biorab.ral import build_testbed_retriever
-    from biorab.retrieval.selection import Selection
+    """The RAL core's retriever over one side of the source's testbed corpus (`index_corpus`, through the
+    assembly with `part` kept: a side's digest keys its index and hits), fetching `SELF_MARGIN` extra
+    candidates per query as the training builders do."""
+    from biorab.learn.instruction_set import index_corpus
 
     def side(corpus: Corpus, _ledger: Ledger) -> Corpus:
         kept = {item.id for item in part.items}
         return replace(corpus, items=[item for item in corpus.items if item.id in kept])
 
-    return build_testbed_retriever(
-        testbed=source.testbed, dataset=source.dataset, retriever=source.retriever,
-        params=source.retriever_params, rate=source.rate, seed=source.seed, data_dir=source.data_dir,
-        selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), transform=side)
+    return index_corpus(source, part, part=side)
 
 
 def train_side(examples: Sequence[Example], hold_out: CorpusHoldOut) -> list[Example]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import DataError
@@ -66,16 +67,17 @@ def build_testbed(source: TrainingSource) -> tuple[Corpus, Ledger]:
     )
 
 
-def index_corpus(source: TrainingSource, corpus: Corpus) -> CachedRetriever:
+def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None) -> CachedRetriever:
     """The RAL core's retriever over the source's testbed `corpus` (`biorab.ral.assemble_retriever`, as
-    `biorab run` and Serve build theirs), fetching `SELF_MARGIN` extra candidates per query."""
+    `biorab run` and Serve build theirs), fetching `SELF_MARGIN` extra candidates per query; `part`: a
+    corpus hook keeping one side of it (`biorab.learn.holdout`), whose result `corpus` then is."""
     from biorab.experiment import RetrievalSpec
     from biorab.ral import assemble_retriever
 
     entry = RetrievalSpec(testbed=source.testbed, rate=source.rate, retriever=source.retriever,
                           params=source.retriever_params, k=source.k, template=source.template)
     retriever = assemble_retriever(entry, dataset=source.dataset, seed=source.seed, data_dir=source.data_dir,
-                                   selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False))
+                                   selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), part=part)
     if retriever is None or retriever.corpus_digest != corpus.digest:  # the same corpus, or a wrong index
         raise DataError(f"the {source.testbed} corpus of {source.dataset!r} indexed for training is not the "
                         "one its examples were drawn from", field="training.testbed")

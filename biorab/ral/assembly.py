@@ -25,7 +25,7 @@ from biorab.generation.base import SamplingParams
 from biorab.labels import LABELS, RELATIONS
 from biorab.ral.core import RAL
 from biorab.ral.generator import CachedGenerator
-from biorab.ral.plugins import corpus_hook_of, hit_filter_of
+from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
 from biorab.ral.retriever import CachedRetriever, build_testbed_retriever
 from biorab.retrieval.selection import Selection
 
@@ -92,6 +92,7 @@ def assemble_retriever(
     sampling: SamplingParams | None = None,
     selection: Selection | None = None,
     pool: list[str] | None = None,
+    part: CorpusHook | None = None,
     indexes: IndexMemo | None = None,
 ) -> CachedRetriever | None:
     """The retriever of a retrieval entry (``None`` for testbed ``none``).
@@ -105,13 +106,15 @@ def assemble_retriever(
         generator, sampling: run the entry's method live when no `corpus_dir` was prepared.
         selection: another selection than the entry's (the training builders fetch extra candidates).
         pool: the diverse testbed's pool of datasets (``None``: all).
+        part: keeps a part of the (transformed) testbed corpus (the encoder's train / held-out sides);
+            the part's digest keys its index and hits. Such a retriever is never shared through `indexes`.
         indexes: a memo shared by retrievers of one process: one corpus and index per (testbed, rate,
             dataset, seed, data, retriever params, transformed corpus), whatever the selection and filter.
     """
     if not retrieval.retrieves:
         return None
     chosen = selection or retrieval.selection
-    memo = indexes if indexes is not None else {}
+    memo = indexes if indexes is not None and part is None else {}
     index_spec = (retrieval.testbed, retrieval.rate, dataset, seed, data_dir, retrieval.retriever,
                   tuple(sorted((k, repr(v)) for k, v in chosen.index_params(retrieval.params).items())),
                   corpus_dir, tuple(pool) if pool else None)
@@ -120,11 +123,22 @@ def assemble_retriever(
             testbed=retrieval.testbed, dataset=dataset, retriever=retrieval.retriever,
             params=retrieval.params, rate=retrieval.rate, seed=seed,
             data_dir=None if data_dir is None else str(data_dir), selection=chosen, store=store, pool=pool,
-            transform=corpus_hook_of(retrieval.method, corpus_dir=corpus_dir, generator=generator,
-                                     sampling=sampling))
+            transform=_then(corpus_hook_of(retrieval.method, corpus_dir=corpus_dir, generator=generator,
+                                           sampling=sampling), part))
     built = memo[index_spec]
     return CachedRetriever(built.retriever, built.corpus_digest, chosen, store,
                            hit_filter_of(retrieval.filter, dataset=dataset))
+
+
+def _then(first: CorpusHook | None, second: CorpusHook | None) -> CorpusHook | None:
+    """One corpus hook running `first`, then `second` (either may be absent)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(corpus: Any, ledger: Any) -> Any:
+        return second(first(corpus, ledger), ledger)
+
+    return both
 
 
 def assemble(

@@ -139,3 +139,17 @@ def test_retrieve_keeps_ties_by_default_as_run_configs(data_dir: Path) -> None:
     assert out.returncode == 0, out.stderr
     # ties within the run's tie_pool (8 candidates past k), as a run config's retrieval setting selects them
     assert [len(r["hits"]) for r in json.loads(out.stdout)["results"]] == [4, 11]
+
+
+def test_retrieve_can_exclude_the_query_own_text(data_dir: Path) -> None:
+    # Training sentences queried against their own (labeled) corpus: each finds itself first, unless excluded.
+    args = ("retrieve", "--dataset", "ade_corpus_v2", "--split", "train", "--limit", "4", "--k", "2",
+            "--no-keep-ties", "--json", "--data-dir", str(data_dir))
+    own = {}
+    for flag in ("--keep-test-duplicates", "--exclude-test-duplicates"):
+        out = _biorab(*args, flag)
+        assert out.returncode == 0, out.stderr
+        results = json.loads(out.stdout)["results"]
+        assert all(len(r["hits"]) <= 2 for r in results)  # BM25 returns matching items only
+        own[flag] = sum(any(h["key"] == r["query"] for h in r["hits"]) for r in results)
+    assert own == {"--keep-test-duplicates": 4, "--exclude-test-duplicates": 0}
