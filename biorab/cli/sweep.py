@@ -80,7 +80,10 @@ def sweep(
                f"{time.monotonic() - start:.1f} s")
     typer.echo(f"outputs: {result.sweep_dir}")
     if result.tracking_uri:
-        typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+        from biorab.tracking.ui_link import browse_lines
+
+        for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name):
+            typer.echo(line)
     if result.tracking_error:
         from biorab.errors import TrackingError
 

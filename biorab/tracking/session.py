@@ -31,6 +31,9 @@ from biorab.tracking.preflight import check_server
 
 #: How many predictions a child's UI table shows (the full predictions are the Parquet artifact).
 TABLE_ROWS = 500
+#: The experiment tag MLflow's UI reads for the kind of an experiment: a "custom model development"
+#: experiment is one of runs, compared by params and metrics (not a GenAI app's traces).
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 
 @dataclass
@@ -66,6 +69,7 @@ class TrackingSession:
         self._step = 0
         self._existing: dict[str, Any] | None = None  # children of the parent already in the store, by key
         self._rows: dict[str, int] = {}  # rows written so far, by child key
+        self._tracing: Any = None  # mlflow's TracingClient, made at the first traces
 
     @classmethod
     def open(cls, *, uri: str, experiment: str, artifact_location: str | None, parent_key: str,
@@ -83,9 +87,7 @@ class TrackingSession:
         check_server(uri)
         with _mlflow_errors(f"open experiment {experiment!r} at {uri}", hint):
             client = MlflowClient(tracking_uri=uri)
-            found = client.get_experiment_by_name(experiment)
-            exp_id = str(found.experiment_id if found is not None
-                         else client.create_experiment(experiment, artifact_location=artifact_location))
+            exp_id = _experiment_id(client, experiment, artifact_location)
             session = cls(client, uri, exp_id, parent_key, hint)
             runs = keyed.find_runs(client, exp_id, keyed.KEY, parent_key)
             existing = runs[0] if runs else None
@@ -145,8 +147,10 @@ class TrackingSession:
             self.client.log_batch(self.parent_id, metrics=metrics)
 
     def finish_cell(self, key: str, metrics: Mapping[str, float], tags: Mapping[str, str],
-                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None) -> None:
-        """Log a scored cell and mark it FINISHED."""
+                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None,
+                    trace_rows: list[dict[str, Any]] | None = None) -> None:
+        """Log a scored cell (and traces of `trace_rows` it has not yet, `biorab.tracking.traces`) and
+        mark it FINISHED."""
         from mlflow.entities import Metric, RunTag
 
         self.start_cell(key)  # a cell with nothing left to compute starts (and ends) here
@@ -160,7 +164,20 @@ class TrackingSession:
             have = {a.path for a in self.client.list_artifacts(run_id)}
             if table is not None and "predictions.json" not in have:  # log_table appends: log once
                 self.client.log_table(run_id, data=table, artifact_file="predictions.json")
+            if trace_rows:
+                self._log_traces(key, trace_rows)
             self.client.set_terminated(run_id, "FINISHED")
+
+    def _log_traces(self, key: str, rows: list[dict[str, Any]]) -> None:
+        from mlflow.tracing.client import TracingClient
+
+        from biorab.tracking.traces import log_cell_traces
+
+        if self._tracing is None:
+            self._tracing = TracingClient(self.uri)
+        entry = self.cells[key]
+        log_cell_traces(self._tracing, self.experiment_id, entry.run_id, entry.key, cell_label=entry.name,
+                        model=entry.params.get("model", ""), rows=rows)
 
     def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED") -> str:
         """Log the parent's artifacts, close children left RUNNING by dead processes, end the parent."""
@@ -182,6 +199,17 @@ class TrackingSession:
                 if run.info.status == "RUNNING":
                     self.client.set_terminated(entry.run_id, "FAILED")
             self.client.set_terminated(self.parent_id, "FAILED")
+
+
+def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
+    """The experiment `name` (created when missing), tagged so the UI shows it as one of runs."""
+    tag, kind = EXPERIMENT_KIND
+    found = client.get_experiment_by_name(name)
+    if found is None:
+        return str(client.create_experiment(name, artifact_location=artifact_location, tags={tag: kind}))
+    if tag not in found.tags:  # made by an older biorab: tagged once; a kind chosen in the UI is kept
+        client.set_experiment_tag(found.experiment_id, tag, kind)
+    return str(found.experiment_id)
 
 
 def _inputs(inputs: list[tuple[str, str, str]]) -> list[Any]:
