@@ -34,6 +34,8 @@ TABLE_ROWS = 500
 #: The experiment tag MLflow's UI reads for the kind of an experiment: a "custom model development"
 #: experiment is one of runs, compared by params and metrics (not a GenAI app's traces).
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+#: The run tag listing its table artifacts (what ``MlflowClient.log_table`` sets; the UI reads it).
+LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 
 
 @dataclass
@@ -179,11 +181,15 @@ class TrackingSession:
         log_cell_traces(self._tracing, self.experiment_id, entry.run_id, entry.key, cell_label=entry.name,
                         model=entry.params.get("model", ""), rows=rows)
 
-    def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED") -> str:
-        """Log the parent's artifacts, close children left RUNNING by dead processes, end the parent."""
+    def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED",
+               tables: Mapping[str, dict[str, list[Any]]] | None = None) -> str:
+        """Log the parent's artifacts and `tables` (artifact file → columns), close children left RUNNING
+        by dead processes, end the parent."""
         with _mlflow_errors("finish the parent run", self.hint):
             for path, folder in artifacts:
                 self.client.log_artifact(self.parent_id, str(path), folder)
+            for name, columns in (tables or {}).items():
+                replace_table(self.client, self.parent_id, name, columns)
             keep = {e.run_id for e in self.cells.values() if e.run_id}
             keyed.close_stale_children(self.client, self.experiment_id, self.parent_key, keep)
             self.client.set_terminated(self.parent_id, status)
@@ -199,6 +205,29 @@ class TrackingSession:
                 if run.info.status == "RUNNING":
                     self.client.set_terminated(entry.run_id, "FAILED")
             self.client.set_terminated(self.parent_id, "FAILED")
+
+
+def replace_table(client: Any, run_id: str, artifact_file: str, columns: dict[str, list[Any]]) -> None:
+    """Log `columns` as the table `artifact_file` of the run, replacing an earlier one.
+
+    MLflow's ``log_table`` appends to a table already logged, so a rerun would double the sweep's rows;
+    here the file is written in the same format (pandas' ``split`` JSON: columns and rows) and logged over
+    the old one, and the run's ``mlflow.loggedArtifacts`` tag lists it as a table, as ``log_table`` does,
+    so the UI shows it as one.
+    """
+    import tempfile
+
+    names = list(columns)
+    rows = [list(r) for r in zip(*(columns[n] for n in names), strict=True)]
+    with tempfile.TemporaryDirectory(prefix="biorab-table-") as tmp:
+        path = Path(tmp) / Path(artifact_file).name
+        path.write_text(json.dumps({"columns": names, "data": rows}), encoding="utf-8")
+        folder = str(Path(artifact_file).parent)
+        client.log_artifact(run_id, str(path), None if folder == "." else folder)
+    logged = json.loads(client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS, "[]"))
+    entry = {"path": artifact_file, "type": "table"}
+    if entry not in logged:
+        client.set_tag(run_id, LOGGED_ARTIFACTS, json.dumps([*logged, entry]))
 
 
 def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
