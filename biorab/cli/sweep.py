@@ -88,9 +88,11 @@ def sweep(
                f"{time.monotonic() - start:.1f} s")
     typer.echo(f"outputs: {result.sweep_dir}")
     if result.tracking_uri:
+        from biorab.tracking.experiment import parent_key
         from biorab.tracking.ui_link import browse_lines
 
-        for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name):
+        key = parent_key("sweep", cfg.name, result.sweep_dir)
+        for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name, key):
             typer.echo(line)
     _print_table(cfg, sweep)
     if result.tracking_error:

@@ -215,8 +215,11 @@ def _finish_tracking(sweep: SweepConfig, tracking: Any, out: SweepResult) -> Non
     files = write_report(sweep, track=False)
     artifacts: list[tuple[Path, str | None]] = [(out.sweep_dir / SWEEP_FILE, None)]
     artifacts += [(f, "report") for f in files]
+    from biorab.tracking.ui_link import headline_metrics, runs_view
+
     table = long_table(collect(sweep)[0])
+    view = runs_view(headline_metrics(cell for run in out.runs for cell in run.cells))
     try:
-        out.tracking_uri = tracking.finish(artifacts, tables={SWEEP_TABLE: table})
+        out.tracking_uri = tracking.finish(artifacts, tables={SWEEP_TABLE: table}, view=view)
     except TrackingError as e:
         out.tracking_error = str(e)

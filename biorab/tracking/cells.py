@@ -44,8 +44,10 @@ def cell_setting(config: ExperimentConfig, plan: CellPlan, *, model: str | None 
 def cell_entry(config: ExperimentConfig, plan: CellPlan, parent_key: str, *, model: str | None = None,
                method: str = "none", model_digest: str = "", run_name: str = "") -> CellEntry:
     setting = cell_setting(config, plan, model=model, method=method)
+    # mlflow.runType "evaluation": what a cell is; MLflow's runs table also opens the parent of such
+    # children, so the cells show without a click (biorab.tracking.ui_link).
     tags = {**setting, "cell_id": plan.cell_id, "model_digest": model_digest, "biorab.run_name": run_name
-            or config.name, "corpus": _corpus(plan)}
+            or config.name, "corpus": _corpus(plan), "mlflow.runType": "evaluation"}
     return CellEntry(cell_key(parent_key, plan), f"{setting['model']}/{plan.label}", setting, tags,
                      dataset_inputs(config, plan))
 

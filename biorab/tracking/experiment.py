@@ -70,5 +70,8 @@ def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, resu
 def finish_run_tracking(tracking: LiveTracking, config: ExperimentConfig, results: list[CellResult],
                         run_dir: Path, report: Path) -> str:
     log_results(tracking, parent_key("run", config.name, run_dir), config, results, run_dir)
+    from biorab.tracking.ui_link import headline_metrics, runs_view
+
     files = [run_dir / "config.yaml", report, run_dir / "summary.json"]
-    return tracking.finish([(f, None) for f in files if f.is_file()])
+    return tracking.finish([(f, None) for f in files if f.is_file()],
+                           view=runs_view(headline_metrics(results)))

@@ -182,10 +182,17 @@ class TrackingSession:
                         model=entry.params.get("model", ""), rows=rows)
 
     def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED",
-               tables: Mapping[str, dict[str, list[Any]]] | None = None) -> str:
-        """Log the parent's artifacts and `tables` (artifact file → columns), close children left RUNNING
-        by dead processes, end the parent."""
+               tables: Mapping[str, dict[str, list[Any]]] | None = None,
+               view: Mapping[str, Any] | None = None) -> str:
+        """Log the parent's artifacts and `tables` (artifact file → columns), store the runs table's
+        `view` (`biorab.tracking.ui_link.runs_view`), close children left RUNNING by dead processes, end
+        the parent."""
+        from biorab.tracking.ui_link import VIEW_TAG, view_key
+
         with _mlflow_errors("finish the parent run", self.hint):
+            if view is not None:
+                self.client.set_experiment_tag(self.experiment_id, VIEW_TAG + view_key(self.parent_key),
+                                               json.dumps(dict(view)))
             for path, folder in artifacts:
                 self.client.log_artifact(self.parent_id, str(path), folder)
             for name, columns in (tables or {}).items():

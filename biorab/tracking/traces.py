@@ -116,10 +116,19 @@ def _trace(experiment_id: str, run_id: str, run_key: str, cell_label: str, model
     info = TraceInfo(
         trace_id=trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),
         request_time=t_ns // 1_000_000, execution_duration=0, state=TraceState.OK,
-        request_preview=(row.get("text") or "")[:1000], response_preview=str(row.get("pred_label")),
+        request_preview=(row.get("text") or "")[:1000], response_preview=_preview(row),
         trace_metadata={TraceMetadataKey.SOURCE_RUN: run_id},
         tags={TRACE_KEY: key, TraceTagKey.TRACE_NAME: cell_label, "biorab.instance": row["id"]})
     return info, spans
+
+
+def _preview(row: dict[str, Any]) -> str:
+    """What the traces list shows as the output: the parsed answer, else why there is none."""
+    if row.get("gen_error"):
+        return f"generation failed: {row['gen_error']}"[:1000]
+    if row.get("pred_ok"):
+        return str(row.get("pred_label"))
+    return f"unparsed: {row.get('gen_text') or ''}"[:1000]
 
 
 def _document(hit: dict[str, Any]) -> dict[str, Any]:

@@ -134,6 +134,17 @@ class Chromium:
         missing = [n for n in wanted if n not in text]
         raise AssertionError(f"page never showed {missing} within {timeout:.0f} s; it showed:\n{text[:3000]}")
 
+    def wait_for(self, expression: str, *, timeout: float = 60.0) -> Any:
+        """Poll a page expression until it is truthy; returns its value."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.5)
+        raise AssertionError(f"{expression!r} stayed false for {timeout:.0f} s; the page showed:\n"
+                             f"{self.text()[:3000]}")
+
     def click_text(self, label: str) -> bool:
         """Click the innermost visible element whose own text is `label`; False when there is none."""
         script = ("(() => { const want = %s; const els = [...document.querySelectorAll('body *')]"
