@@ -37,7 +37,7 @@ class SweepLines:
         self._beat.join()
 
     def _heartbeat(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(min(1.0, self.every_s)):
             model = self.model
             if model is not None:
                 model.tick()
