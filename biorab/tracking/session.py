@@ -48,6 +48,7 @@ class CellEntry:
     tags: dict[str, str]
     inputs: list[tuple[str, str, str]] = field(default_factory=list)  # (name, digest, source uri)
     run_id: str = ""
+    created: bool = False  # the child was created by this process (so it has no traces yet)
 
 
 @contextlib.contextmanager
@@ -117,6 +118,7 @@ class TrackingSession:
             tags = {**entry.tags, keyed.PARENT_KEY: self.parent_key, keyed.MLFLOW_PARENT: self.parent_id}
             entry.run_id = keyed.open_run(self.client, self.experiment_id, entry.key, name=entry.name,
                                           tags=tags, existing=run)
+            entry.created = run is None
             keyed.log_params_once(self.client, run, entry.run_id, entry.params)
             if run is None and entry.inputs:
                 self.client.log_inputs(entry.run_id, datasets=_inputs(entry.inputs))
@@ -179,7 +181,7 @@ class TrackingSession:
             self._tracing = TracingClient(self.uri)
         entry = self.cells[key]
         log_cell_traces(self._tracing, self.experiment_id, entry.run_id, entry.key, cell_label=entry.name,
-                        model=entry.params.get("model", ""), rows=rows)
+                        model=entry.params.get("model", ""), rows=rows, new_run=entry.created)
 
     def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED",
                tables: Mapping[str, dict[str, list[Any]]] | None = None,

@@ -60,9 +60,10 @@ def existing_keys(tracing: Any, experiment_id: str, run_id: str) -> set[str]:
 
 
 def log_cell_traces(tracing: Any, experiment_id: str, run_id: str, run_key: str, *, cell_label: str,
-                    model: str, rows: Iterable[dict[str, Any]]) -> int:
-    """Write the traces of `rows` not yet on the run; returns how many were written."""
-    have = existing_keys(tracing, experiment_id, run_id)
+                    model: str, rows: Iterable[dict[str, Any]], new_run: bool = False) -> int:
+    """Write the traces of `rows` not yet on the run (`new_run`: the run was just created, so it has none
+    and the search is skipped); returns how many were written."""
+    have = set() if new_run else existing_keys(tracing, experiment_id, run_id)
     todo = [r for r in rows if trace_key(run_key, r["id"]) not in have]
     if not todo:
         return 0
