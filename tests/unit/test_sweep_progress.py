@@ -30,3 +30,22 @@ def test_heartbeat_then_model_and_cell_lines() -> None:
     assert any(line.startswith("  cell ds__none: 2/2 rows (100%), ") for line in lines), lines
     assert any(line.startswith("  cell ds__bm25: 2/2 rows (100%), ") for line in lines), lines
     assert lines[-1].startswith("model m: 4/4 rows (100%), ") and lines[-1].endswith("eta 0s"), lines
+
+
+def test_bars_show_model_and_cells_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from biorab.cli.sweep_progress import SweepBars
+
+    screen = io.StringIO()
+    with SweepBars(Console(file=screen, force_terminal=True, width=160)) as shown:
+        shown.start_model("m", 1)
+        cell_rows = shown.cells([_slice("c1", "ds__none", 2)])
+        cell_rows({"c1": 0})
+        cell_rows({"c1": 2})
+        shown.rows(2, 2)
+        shown.end_model()
+    text = screen.getvalue()
+    assert "model m" in text and "ds__none" in text and "2/2" in text
