@@ -253,11 +253,13 @@ class ResourcesConfig(Params):
 
 
 class TrackingConfig(Params):
-    """MLflow tracking. `uri` ``None`` means ``sqlite:///<run dir>/mlflow.db``; a server is one line."""
+    """MLflow tracking. `uri` ``None`` means ``sqlite:///<run dir>/mlflow.db``; a server is one line.
+    `traces`: MLflow traces per cell (its first instances, retrieve and generate spans; 0: none)."""
 
     enabled: bool = True
     uri: str | None = None
     experiment: str | None = None
+    traces: int = Field(default=3, ge=0, le=1000)
 
 
 class ExperimentConfig(Params):

@@ -62,7 +62,12 @@ def run(
             typer.echo(source.console_summary(result.sections[source.name]))
     typer.echo(f"outputs: {result.run_dir}")
     if result.tracking_uri:
-        typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+        from biorab.tracking.experiment import parent_key
+        from biorab.tracking.ui_link import browse_lines
+
+        key = parent_key("run", cfg.name, result.run_dir)
+        for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name, key):
+            typer.echo(line)
     # wall time from config load to the table, start-up (Ray, model load) included: what a user waits for
     typer.echo(f"wall time: {time.perf_counter() - started:.1f} s")
     _exit_if_incomplete(result)

@@ -65,26 +65,52 @@ def sweep(
     no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
         help="run the same stages in-process")] = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
+    output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir")] = None,
 ) -> None:
-    """Run every cell of SWEEP in one Ray job, model by model; resumable like `biorab run`."""
+    """Run every cell of SWEEP in one Ray job, model by model; resumable like `biorab run`. Shows rows
+    done, rate and ETA per model and per cell, and ends with the sweep's table."""
+    from rich.console import Console
+
+    from biorab.cli.sweep_progress import SweepBars, SweepLines
     from biorab.sweep import load_sweep
     from biorab.sweep.run import run_sweep
 
     cfg = load_sweep(sweep)
+    if output_dir is not None:
+        cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     start = time.monotonic()
-    with _one_ray(cfg, no_ray) as executor_for:
+    err = Console(stderr=True)
+    with _one_ray(cfg, no_ray) as executor_for, SweepBars(err) if err.is_terminal else SweepLines() as shown:
         result = run_sweep(cfg, path=sweep, resume=resume, executor_for=executor_for, limit=limit,
-                           echo=lambda m: typer.echo(m, err=True))
+                           echo=lambda m: typer.echo(m, err=True), progress=shown)
     typer.echo(f"sweep {cfg.name}: {result.cells} cells in {len(result.runs)} runs, generated "
                f"{result.generated}, from cache {result.cache_hits}, failed {result.failures}, "
                f"{time.monotonic() - start:.1f} s")
     typer.echo(f"outputs: {result.sweep_dir}")
     if result.tracking_uri:
-        typer.echo(f"browse: mlflow ui --backend-store-uri {result.tracking_uri}")
+        from biorab.tracking.experiment import parent_key
+        from biorab.tracking.ui_link import browse_lines
+
+        key = parent_key("sweep", cfg.name, result.sweep_dir)
+        for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name, key):
+            typer.echo(line)
+    _print_table(cfg, sweep)
     if result.tracking_error:
         from biorab.errors import TrackingError
 
         raise TrackingError(result.tracking_error)
+
+
+def _print_table(cfg: Any, path: Path) -> None:
+    """The sweep's tables as the report has them (headline metric x100 with its CI per cell); the report
+    is written now when the sweep was not tracked (a tracked sweep wrote it while finishing)."""
+    from biorab.sweep.report import write_report
+
+    report = cfg.sweep_dir() / "report" / "report.md"
+    if not cfg.tracking.enabled or not report.is_file():
+        write_report(cfg, path=path, track=False)
+    typer.echo("\n".join(line for line in report.read_text(encoding="utf-8").splitlines()
+                          if not line.startswith("![")))
 
 
 @contextlib.contextmanager

@@ -110,3 +110,16 @@ def rows_per_cell(rows: Iterable[dict[str, Any]], *, zero: bool = False) -> dict
     for row in rows:
         out[row["cell_id"]] = 0 if zero else out.get(row["cell_id"], 0) + 1
     return out
+
+
+def fan_out(fns: list[CellRowsFn | None]) -> CellRowsFn | None:
+    """One per-cell callback calling each of `fns` (``None`` when there are none)."""
+    live = [f for f in fns if f is not None]
+    if not live:
+        return None
+
+    def cell_rows(counts: Mapping[str, int]) -> None:
+        for fn in live:
+            fn(counts)
+
+    return cell_rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
 from biorab.runner.cell_scoring import write_summary
-from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn
+from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn, fan_out
 from biorab.runner.experiment_source import ExperimentSource, experiment_sources
 from biorab.runner.extra_scoring import add_extra_results
 from biorab.runner.local import LocalExecutor
@@ -73,7 +73,7 @@ def run_experiment(
     resume: bool = True,
     progress: ProgressFn | None = None,
     track: bool | None = None,
-    watch: Callable[[list[CellPlan]], CellRowsFn | None] | None = None,
+    watch: Callable[[list[CellSlice]], CellRowsFn | None] | None = None,
 ) -> RunResult:
     """Run every cell of `config`, skipping instances already on disk (unless ``resume=False``).
 
@@ -84,9 +84,10 @@ def run_experiment(
         resume: keep the rows of earlier attempts and compute only the missing ones.
         progress: called with (rows just written, rows to write in this run).
         track: log to MLflow (default: ``config.tracking.enabled``).
-        watch: called with the run's cell plans once they are planned; what it returns is called as each
-            cell starts and as its rows are written (`biorab.runner.execution.CellRowsFn`; a sweep opens
-            its cells' MLflow runs with it).
+        watch: called with the run's cells once they are planned (each `CellSlice`: its plan and its
+            pending rows); what it returns is called as each cell starts and as its rows are written
+            (`biorab.runner.execution.CellRowsFn`; a sweep opens its cells' MLflow runs and shows their
+            progress with it).
     """
     check_output_dir(config)
     run_dir = config.run_dir()
@@ -98,7 +99,7 @@ def run_experiment(
 
 def _run_locked(
     config: ExperimentConfig, *, executor: Executor, resume: bool, progress: ProgressFn | None,
-    track: bool | None, watch: Callable[[list[CellPlan]], CellRowsFn | None] | None,
+    track: bool | None, watch: Callable[[list[CellSlice]], CellRowsFn | None] | None,
 ) -> RunResult:
     run_dir = prepare_run_dir(config, resume=resume)
     cells_dir = run_dir / "cells"
@@ -115,10 +116,10 @@ def _run_locked(
     opening = _start_tracking(config, run_dir, plans) if tracked else None
     watchers = [opening.cell_rows()] if opening is not None else []
     if watch is not None:
-        watchers.append(watch(plans))
+        watchers.append(watch(slices))
     try:
         stats = _execute(config, slices, pending, cells_dir, executor,
-                         opening.progress(progress) if opening else progress, _fan_out(watchers))
+                         opening.progress(progress) if opening else progress, fan_out(watchers))
     except BaseException:
         if opening is not None:
             opening.fail()
@@ -154,19 +155,6 @@ def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[di
     plans = {s.plan.cell_id: s.plan for s in slices}
     return executor.run(pending, plans, config, cells_dir=cells_dir, stores=default_store_paths(cache_dir()),
                         attempt=new_attempt_id(), progress=progress, cell_rows=cell_rows)
-
-
-def _fan_out(fns: list[CellRowsFn | None]) -> CellRowsFn | None:
-    """One per-cell callback calling each of `fns` (``None`` when there are none)."""
-    live = [f for f in fns if f is not None]
-    if not live:
-        return None
-
-    def cell_rows(counts: Mapping[str, int]) -> None:
-        for fn in live:
-            fn(counts)
-
-    return cell_rows
 
 
 def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],

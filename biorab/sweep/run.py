@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -25,6 +25,21 @@ from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import SweepRun, expand_runs
 
 SWEEP_FILE = "sweep.yaml"
+#: The sweep's table (one row per cell, `biorab.sweep.tables.long_table`) on the parent run.
+SWEEP_TABLE = "sweep_table.json"
+
+
+class SweepProgress(Protocol):
+    """What shows a sweep's progress (the CLI's bars or lines): a model's run starts, its cells are
+    planned, rows are written (per run and per cell), the run ends."""
+
+    def start_model(self, model: str, cells: int) -> None: ...
+
+    def cells(self, slices: list[Any]) -> Callable[[Any], None]: ...  # -> CellRowsFn
+
+    def rows(self, advance: int, total: int) -> None: ...
+
+    def end_model(self) -> None: ...
 
 
 @dataclass
@@ -60,6 +75,7 @@ def run_sweep(
     limit: int | None = None,
     echo: Callable[[str], None] | None = None,
     backends: dict[str, Any] | None = None,
+    progress: SweepProgress | None = None,
 ) -> SweepResult:
     """Run every cell of `sweep`.
 
@@ -67,6 +83,7 @@ def run_sweep(
         executor_for: model profile → the executor of its run (the edge passes `pipelines.ral.RayExecutor`
             and starts one Ray for the whole sweep; default: in-process).
         backends: model profile → an already built backend, for in-process tests.
+        progress: shown per model and per cell as rows are written (``None``: nothing).
     """
     say = echo or (lambda _m: None)
     runs = prepare_sweep(sweep, path=path, limit=limit)
@@ -79,7 +96,12 @@ def run_sweep(
         for run in runs:
             say(f"model {run.model}: run {run.config.name}, {len(run.config.cells())} cells")
             executor = _executor(run.model, executor_for, backends)
-            _add(out, _run_one(run, resume=resume, executor=executor, tracking=tracking, key=key))
+            if progress is not None:
+                progress.start_model(run.model, len(run.config.cells()))
+            _add(out, _run_one(run, resume=resume, executor=executor, tracking=tracking, key=key,
+                               shown=progress))
+            if progress is not None:
+                progress.end_model()
     except BaseException:
         if tracking is not None:
             tracking.fail()
@@ -99,14 +121,23 @@ def _executor(model: str, executor_for: Callable[[str], Any] | None,
     return executor_for(model)
 
 
-def _run_one(run: SweepRun, *, resume: bool, executor: Any, tracking: Any, key: str) -> Any:
+def _run_one(run: SweepRun, *, resume: bool, executor: Any, tracking: Any, key: str,
+             shown: SweepProgress | None) -> Any:
     from biorab.runner import run_experiment
+    from biorab.runner.execution import fan_out
     from biorab.sweep.throughput import record_throughput
     from biorab.tracking.experiment import model_digest
 
     start = time.monotonic()
-    progress = tracking.progress(None) if tracking is not None else None
-    watch = (lambda plans: _watch_cells(tracking, run, key, plans)) if tracking is not None else None
+    inner = shown.rows if shown is not None else None
+    progress = tracking.progress(inner) if tracking is not None else inner
+
+    def watch(slices: list[Any]) -> Callable[[Any], None] | None:
+        fns: list[Any] = [shown.cells(slices)] if shown is not None else []
+        if tracking is not None:
+            fns.append(_watch_cells(tracking, run, key, [s.plan for s in slices]))
+        return fan_out(fns)
+
     result = run_experiment(run.config, executor=executor, resume=resume, progress=progress, track=False,
                             watch=watch)
     record_throughput(result.run_dir, model_digest=model_digest(run.config), generated=result.stats.generated,
@@ -177,12 +208,18 @@ def _start_tracking(sweep: SweepConfig, sweep_dir: Path) -> Any:
 
 def _finish_tracking(sweep: SweepConfig, tracking: Any, out: SweepResult) -> None:
     """Write the report beside the outputs, log it (tables and plots) on the parent, end the parent."""
+    from biorab.sweep.collect import collect
     from biorab.sweep.report import write_report
+    from biorab.sweep.tables import long_table
 
     files = write_report(sweep, track=False)
     artifacts: list[tuple[Path, str | None]] = [(out.sweep_dir / SWEEP_FILE, None)]
     artifacts += [(f, "report") for f in files]
+    from biorab.tracking.ui_link import headline_metrics, runs_view
+
+    table = long_table(collect(sweep)[0])
+    view = runs_view(headline_metrics(cell for run in out.runs for cell in run.cells))
     try:
-        out.tracking_uri = tracking.finish(artifacts)
+        out.tracking_uri = tracking.finish(artifacts, tables={SWEEP_TABLE: table}, view=view)
     except TrackingError as e:
         out.tracking_error = str(e)

@@ -219,3 +219,20 @@ def to_html(grid: Grid) -> str:
     note = f"<p>{html.escape(grid.note.replace('`', ''))}</p>\n" if grid.note else ""
     return (f"<h3>{html.escape(grid.title)}</h3>\n<table><tr><th></th>{head}</tr>\n" + "\n".join(body)
             + "</table>\n" + note)
+
+
+def long_table(cells: list[CellRecord]) -> dict[str, list[object]]:
+    """Every cell as one row (its axes, headline metric and 95% CI): the sweep's table as MLflow shows it
+    (a table artifact on the sweep's parent run), one column per axis so the UI can sort and filter."""
+    rows = sorted(cells, key=lambda c: (c.model, c.dataset, c.retriever, _corpus_order(c), c.method))
+    out: dict[str, list[object]] = {k: [] for k in (
+        "model", "dataset", "task", "retriever", "corpus", "method", "metric", "value", "ci_low", "ci_high",
+        "n")}
+    for c in rows:
+        v = c.value() or {}
+        for key, item in (("model", c.model), ("dataset", c.dataset), ("task", c.task),
+                          ("retriever", c.retriever), ("corpus", c.corpus), ("method", c.method),
+                          ("metric", c.metric), ("value", v.get("value")), ("ci_low", v.get("ci_low")),
+                          ("ci_high", v.get("ci_high")), ("n", c.n)):
+            out[key].append(item)
+    return out

@@ -46,8 +46,10 @@ def cell_setting(config: ExperimentConfig, plan: CellPlan, *, model: str | None 
 def cell_entry(config: ExperimentConfig, plan: CellPlan, parent_key: str, *, model: str | None = None,
                method: str = "none", model_digest: str = "", run_name: str = "") -> CellEntry:
     setting = cell_setting(config, plan, model=model, method=method)
+    # mlflow.runType "evaluation": what a cell is; MLflow's runs table also opens the parent of such
+    # children, so the cells show without a click (biorab.tracking.ui_link).
     tags = {**setting, "cell_id": plan.cell_id, "model_digest": model_digest, "biorab.run_name": run_name
-            or config.name, "corpus": _corpus(plan)}
+            or config.name, "corpus": _corpus(plan), "mlflow.runType": "evaluation"}
     return CellEntry(cell_key(parent_key, plan), f"{setting['model']}/{plan.label}", setting, tags,
                      dataset_inputs(config, plan))
 
@@ -93,14 +95,23 @@ def ci_tags(result: CellResult) -> dict[str, str]:
 
 
 def predictions_table(path: Path) -> dict[str, list[Any]]:
-    """The first `TABLE_ROWS` predictions as columns the UI previews (id, gold, prediction, ok, output)."""
+    """The first `TABLE_ROWS` instances as columns the UI previews: id, input, gold, prediction, parse
+    status (``ok``, ``unparsed``, ``failed``: the generation failed), retrieved ids, output, error."""
     import pyarrow.parquet as pq
 
-    cols = ["id", "label", "pred_label", "pred_ok", "gen_text", "gen_error"]
-    table = pq.read_table(path, columns=cols).slice(0, TABLE_ROWS).to_pydict()
-    return {"id": table["id"], "gold": table["label"], "prediction": table["pred_label"],
-            "parsed": table["pred_ok"], "output": [(t or "")[:300] for t in table["gen_text"]],
-            "error": table["gen_error"]}
+    cols = ["id", "text", "label", "pred_label", "pred_ok", "hits", "gen_text", "gen_error"]
+    table = pq.read_table(path, columns=cols).slice(0, TABLE_ROWS).to_pylist()
+    return {"id": [r["id"] for r in table], "input": [(r["text"] or "")[:300] for r in table],
+            "gold": [r["label"] for r in table], "prediction": [r["pred_label"] for r in table],
+            "parse_status": [_parse_status(r) for r in table],
+            "retrieved_ids": [" ".join(h["doc_id"] for h in json.loads(r["hits"] or "[]")) for r in table],
+            "output": [(r["gen_text"] or "")[:300] for r in table], "error": [r["gen_error"] for r in table]}
+
+
+def _parse_status(row: dict[str, Any]) -> str:
+    if row["gen_error"]:
+        return "failed"
+    return "ok" if row["pred_ok"] else "unparsed"
 
 
 def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Path | None:

@@ -12,6 +12,7 @@ from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.live import CellRowsFn, LiveTracking, provenance_tags
 from biorab.tracking.mlflow_tracker import artifact_root
 from biorab.tracking.preflight import resolve_uri
+from biorab.tracking.traces import sample_rows
 
 
 def parent_key(kind: str, name: str, out_dir: Path) -> str:
@@ -62,11 +63,15 @@ def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, resu
         if (run_dir / "config.yaml").is_file():
             artifacts.append((run_dir / "config.yaml", None))
         tracking.finish_cell(cell_key(key, result.plan), cell_metrics(result), ci_tags(result), artifacts,
-                             predictions_table(result.predictions_path))
+                             predictions_table(result.predictions_path),
+                             sample_rows(result.predictions_path, config.tracking.traces))
 
 
 def finish_run_tracking(tracking: LiveTracking, config: ExperimentConfig, results: list[CellResult],
                         run_dir: Path, report: Path) -> str:
     log_results(tracking, parent_key("run", config.name, run_dir), config, results, run_dir)
+    from biorab.tracking.ui_link import headline_metrics, runs_view
+
     files = [run_dir / "config.yaml", report, run_dir / "summary.json"]
-    return tracking.finish([(f, None) for f in files if f.is_file()])
+    return tracking.finish([(f, None) for f in files if f.is_file()],
+                           view=runs_view(headline_metrics(results)))

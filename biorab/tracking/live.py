@@ -102,13 +102,16 @@ class LiveTracking:
         return report
 
     def finish_cell(self, key: str, metrics: dict[str, float], tags: dict[str, str],
-                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None) -> None:
-        self._guard(lambda s: s.finish_cell(key, metrics, tags, artifacts, table))
+                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None,
+                    trace_rows: list[dict[str, Any]] | None = None) -> None:
+        self._guard(lambda s: s.finish_cell(key, metrics, tags, artifacts, table, trace_rows))
 
-    def finish(self, artifacts: list[tuple[Path, str | None]]) -> str:
+    def finish(self, artifacts: list[tuple[Path, str | None]],
+               tables: dict[str, dict[str, list[Any]]] | None = None,
+               view: dict[str, Any] | None = None) -> str:
         """End the parent; raises the remembered `TrackingError` (results are on disk by then)."""
         uri: list[str] = []
-        self._guard(lambda s: uri.append(s.finish(artifacts)))
+        self._guard(lambda s: uri.append(s.finish(artifacts, tables=tables, view=view)))
         if self.error is not None:
             raise TrackingError(self.error)
         return uri[0]

@@ -31,6 +31,11 @@ from biorab.tracking.preflight import check_server
 
 #: How many predictions a child's UI table shows (the full predictions are the Parquet artifact).
 TABLE_ROWS = 500
+#: The experiment tag MLflow's UI reads for the kind of an experiment: a "custom model development"
+#: experiment is one of runs, compared by params and metrics (not a GenAI app's traces).
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+#: The run tag listing its table artifacts (what ``MlflowClient.log_table`` sets; the UI reads it).
+LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 
 
 @dataclass
@@ -43,6 +48,7 @@ class CellEntry:
     tags: dict[str, str]
     inputs: list[tuple[str, str, str]] = field(default_factory=list)  # (name, digest, source uri)
     run_id: str = ""
+    created: bool = False  # the child was created by this process (so it has no traces yet)
 
 
 @contextlib.contextmanager
@@ -66,6 +72,7 @@ class TrackingSession:
         self._step = 0
         self._existing: dict[str, Any] | None = None  # children of the parent already in the store, by key
         self._rows: dict[str, int] = {}  # rows written so far, by child key
+        self._tracing: Any = None  # mlflow's TracingClient, made at the first traces
 
     @classmethod
     def open(cls, *, uri: str, experiment: str, artifact_location: str | None, parent_key: str,
@@ -83,9 +90,7 @@ class TrackingSession:
         check_server(uri)
         with _mlflow_errors(f"open experiment {experiment!r} at {uri}", hint):
             client = MlflowClient(tracking_uri=uri)
-            found = client.get_experiment_by_name(experiment)
-            exp_id = str(found.experiment_id if found is not None
-                         else client.create_experiment(experiment, artifact_location=artifact_location))
+            exp_id = _experiment_id(client, experiment, artifact_location)
             session = cls(client, uri, exp_id, parent_key, hint)
             runs = keyed.find_runs(client, exp_id, keyed.KEY, parent_key)
             existing = runs[0] if runs else None
@@ -113,6 +118,7 @@ class TrackingSession:
             tags = {**entry.tags, keyed.PARENT_KEY: self.parent_key, keyed.MLFLOW_PARENT: self.parent_id}
             entry.run_id = keyed.open_run(self.client, self.experiment_id, entry.key, name=entry.name,
                                           tags=tags, existing=run)
+            entry.created = run is None
             keyed.log_params_once(self.client, run, entry.run_id, entry.params)
             if run is None and entry.inputs:
                 self.client.log_inputs(entry.run_id, datasets=_inputs(entry.inputs))
@@ -145,8 +151,10 @@ class TrackingSession:
             self.client.log_batch(self.parent_id, metrics=metrics)
 
     def finish_cell(self, key: str, metrics: Mapping[str, float], tags: Mapping[str, str],
-                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None) -> None:
-        """Log a scored cell and mark it FINISHED."""
+                    artifacts: list[tuple[Path, str | None]], table: dict[str, list[Any]] | None,
+                    trace_rows: list[dict[str, Any]] | None = None) -> None:
+        """Log a scored cell (and traces of `trace_rows` it has not yet, `biorab.tracking.traces`) and
+        mark it FINISHED."""
         from mlflow.entities import Metric, RunTag
 
         self.start_cell(key)  # a cell with nothing left to compute starts (and ends) here
@@ -160,13 +168,37 @@ class TrackingSession:
             have = {a.path for a in self.client.list_artifacts(run_id)}
             if table is not None and "predictions.json" not in have:  # log_table appends: log once
                 self.client.log_table(run_id, data=table, artifact_file="predictions.json")
+            if trace_rows:
+                self._log_traces(key, trace_rows)
             self.client.set_terminated(run_id, "FINISHED")
 
-    def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED") -> str:
-        """Log the parent's artifacts, close children left RUNNING by dead processes, end the parent."""
+    def _log_traces(self, key: str, rows: list[dict[str, Any]]) -> None:
+        from mlflow.tracing.client import TracingClient
+
+        from biorab.tracking.traces import log_cell_traces
+
+        if self._tracing is None:
+            self._tracing = TracingClient(self.uri)
+        entry = self.cells[key]
+        log_cell_traces(self._tracing, self.experiment_id, entry.run_id, entry.key, cell_label=entry.name,
+                        model=entry.params.get("model", ""), rows=rows, new_run=entry.created)
+
+    def finish(self, artifacts: list[tuple[Path, str | None]], *, status: str = "FINISHED",
+               tables: Mapping[str, dict[str, list[Any]]] | None = None,
+               view: Mapping[str, Any] | None = None) -> str:
+        """Log the parent's artifacts and `tables` (artifact file → columns), store the runs table's
+        `view` (`biorab.tracking.ui_link.runs_view`), close children left RUNNING by dead processes, end
+        the parent."""
+        from biorab.tracking.ui_link import VIEW_TAG, view_key
+
         with _mlflow_errors("finish the parent run", self.hint):
+            if view is not None:
+                self.client.set_experiment_tag(self.experiment_id, VIEW_TAG + view_key(self.parent_key),
+                                               json.dumps(dict(view)))
             for path, folder in artifacts:
                 self.client.log_artifact(self.parent_id, str(path), folder)
+            for name, columns in (tables or {}).items():
+                replace_table(self.client, self.parent_id, name, columns)
             keep = {e.run_id for e in self.cells.values() if e.run_id}
             keyed.close_stale_children(self.client, self.experiment_id, self.parent_key, keep)
             self.client.set_terminated(self.parent_id, status)
@@ -182,6 +214,40 @@ class TrackingSession:
                 if run.info.status == "RUNNING":
                     self.client.set_terminated(entry.run_id, "FAILED")
             self.client.set_terminated(self.parent_id, "FAILED")
+
+
+def replace_table(client: Any, run_id: str, artifact_file: str, columns: dict[str, list[Any]]) -> None:
+    """Log `columns` as the table `artifact_file` of the run, replacing an earlier one.
+
+    MLflow's ``log_table`` appends to a table already logged, so a rerun would double the sweep's rows;
+    here the file is written in the same format (pandas' ``split`` JSON: columns and rows) and logged over
+    the old one, and the run's ``mlflow.loggedArtifacts`` tag lists it as a table, as ``log_table`` does,
+    so the UI shows it as one.
+    """
+    import tempfile
+
+    names = list(columns)
+    rows = [list(r) for r in zip(*(columns[n] for n in names), strict=True)]
+    with tempfile.TemporaryDirectory(prefix="biorab-table-") as tmp:
+        path = Path(tmp) / Path(artifact_file).name
+        path.write_text(json.dumps({"columns": names, "data": rows}), encoding="utf-8")
+        folder = str(Path(artifact_file).parent)
+        client.log_artifact(run_id, str(path), None if folder == "." else folder)
+    logged = json.loads(client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS, "[]"))
+    entry = {"path": artifact_file, "type": "table"}
+    if entry not in logged:
+        client.set_tag(run_id, LOGGED_ARTIFACTS, json.dumps([*logged, entry]))
+
+
+def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
+    """The experiment `name` (created when missing), tagged so the UI shows it as one of runs."""
+    tag, kind = EXPERIMENT_KIND
+    found = client.get_experiment_by_name(name)
+    if found is None:
+        return str(client.create_experiment(name, artifact_location=artifact_location, tags={tag: kind}))
+    if tag not in found.tags:  # made by an older biorab: tagged once; a kind chosen in the UI is kept
+        client.set_experiment_tag(found.experiment_id, tag, kind)
+    return str(found.experiment_id)
 
 
 def _inputs(inputs: list[tuple[str, str, str]]) -> list[Any]:
