@@ -77,6 +77,7 @@ class Ingress:
         self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
                                        thread_name_prefix="ral")
         self._answerer: Answerer | None = None
+        self._first_call = asyncio.Lock()
         self.model_info: dict[str, Any] = {}
         #: Requests in the core now; after `drain`, how many finished and how many were refused.
         self.in_flight = 0
@@ -86,16 +87,26 @@ class Ingress:
             DrainWatch(control_dir, self.drain, self.stats)
 
     async def answerer(self) -> Answerer:
-        if self._answerer is None:  # the model digest keys the generation cache: ask the generator once
-            self.model_info = await self.generator.info.remote()
-            store = None
-            if self.cfg.cache.generations:
-                from biorab.paths import cache_dir
-
-                store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
-            self._answerer = Answerer(self.cfg, self.retriever, self.generator,
-                                      self.model_info["model_digest"], store)
+        if self._answerer is None:
+            async with self._first_call:  # a first burst asks once, rather than filling the generator's queue
+                if self._answerer is None:
+                    self._answerer = await self._new_answerer()
         return self._answerer
+
+    async def _new_answerer(self) -> Answerer:
+        retry = self.cfg.deployments.ingress.retry_after_s
+        try:  # the model digest keys the generation cache: ask the generator once
+            self.model_info = await self.generator.info.remote()
+        except BackPressureError as e:
+            raise overloaded(retry, "model server") from e
+        except DeploymentUnavailableError as e:
+            raise overloaded(retry, "model server (starting)") from e
+        store = None
+        if self.cfg.cache.generations:
+            from biorab.paths import cache_dir
+
+            store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
+        return Answerer(self.cfg, self.retriever, self.generator, self.model_info["model_digest"], store)
 
     def scope(self, request: Request) -> RequestScope:
         """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""

@@ -93,9 +93,10 @@ def test_a_full_generator_queue_gets_503_with_retry_after_at_once(apps: dict[str
     elapsed = time.monotonic() - started
     codes = sorted(r.status_code for r in responses)
     assert set(codes) == {200, 503}, codes
-    assert codes.count(200) >= 2, [(r.headers, r.text) for r in responses]  # 2 running (+ 2 queued)
+    assert codes.count(200) >= 4, codes  # 2 running + 2 queued are admitted at once
     rejected = [r for r in responses if r.status_code == 503]
-    assert all(r.headers.get("Retry-After") == "2" for r in rejected), [(r.headers, r.text) for r in rejected]
+    assert all(r.headers.get("Retry-After") == "2" for r in rejected), \
+        [r.text[:120] for r in rejected if r.headers.get("Retry-After") != "2"]
     assert all(r.json()["error"]["type"] == "overloaded_error" for r in rejected)
     assert all("model server is at capacity" in r.json()["error"]["message"] for r in rejected)
     assert elapsed < REQUEST_TIMEOUT_S  # refused at once, not after a timeout
