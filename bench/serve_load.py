@@ -254,7 +254,7 @@ def main() -> None:
     if args.burst:
         burst, recovery = burst_recovery(url, bodies_of(examples), args.burst)
         print(f"burst of {args.burst} (30 s client timeouts): {burst.line().strip()}")
-        print(f"  first 200 for a new request {recovery:.1f} s after the burst's last answer "
+        print(f"  first 200 for a new request {recovery:.2f} s after the burst's last answer "
               "(target <= 15 s)")
     if fake:
         direct = direct_latency_ms(cfg, examples[:100])
@@ -263,7 +263,9 @@ def main() -> None:
               f"{direct:.2f} ms "
               f"= {served / direct:.1f}x ({served - direct:.2f} ms per request)")
         worst = max(results, key=lambda lv: lv.concurrency)
-        print(f"errors at c={worst.concurrency}: {worst.errors}")
+        other = {k: v for k, v in (worst.statuses or {}).items() if k not in ("200", "429", "503")}
+        print(f"c={worst.concurrency}: {worst.errors} non-200, of which not 429/503 with Retry-After: "
+              f"{sum(other.values())} {other or ''}")
     elif bare:
         from ray import serve
 

@@ -24,7 +24,7 @@ T = TypeVar("T")
 #: package (3.x) sends ``X-Stainless-Read-Timeout: <read timeout>``; ``X-Request-Timeout`` is for others.
 TIMEOUT_HEADERS = ("x-stainless-read-timeout", "x-stainless-timeout", "x-request-timeout")
 #: How often a worker thread blocked on a deployment call looks at its scope's cancel flag.
-POLL_S = 0.2
+POLL_S = 0.5
 
 
 class DeadlineExceeded(Exception):

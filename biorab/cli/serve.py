@@ -69,15 +69,19 @@ def serve_command(
     control = Path(tempfile.mkdtemp(prefix="biorab-serve-control-"))
     signum = int(signal.SIGINT)
     try:
-        _start(cfg, generated, control)
         _install_signal_handlers()
+        _start(cfg, generated, control)
+        _install_signal_handlers()  # again: ray.init installs its own
         _banner(cfg, generated)
         while True:
             time.sleep(1)
     except Stop as stop:
         signum = stop.signum
-    except KeyboardInterrupt:  # Ctrl-C before the handlers were installed (during the start)
+    except KeyboardInterrupt:  # raised by a handler Ray installed (defensive: ours replace it)
         pass
+    except BaseException:  # a failed start: its error is the message; the control folder goes
+        shutil.rmtree(control, ignore_errors=True)
+        raise
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the account short
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     typer.echo(_shutdown(cfg, control, signal.Signals(signum).name), err=True)
