@@ -201,7 +201,7 @@ def batch_sizes() -> list[int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=["fake", "transformers"], default="fake")
-    ap.add_argument("--levels", default=None, help="comma-separated concurrency levels")
+    ap.add_argument("--levels", default=None, help="comma-separated concurrency levels ('': none)")
     ap.add_argument("--requests", type=int, default=None, help="requests per level (default: by backend)")
     ap.add_argument("--data-dir", default=os.environ.get("BIORAB_DATA_DIR"))
     ap.add_argument("--open-rate", type=float, default=None, help="open loop: arrivals per second")
@@ -210,7 +210,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("BIORAB_CACHE_DIR", tempfile.mkdtemp(prefix="biorab-bench-"))
     fake = args.backend == "fake"
-    levels = [int(x) for x in (args.levels or ("1,8,32,64,256" if fake else "1,8")).split(",")]
+    levels = [int(x) for x in (args.levels or ("1,8,32,64,256" if fake else "1,8")).split(",") if x.strip()]
     n = args.requests or (512 if fake else 32)
 
     from serve.config import load_serve_config
@@ -252,11 +252,11 @@ def main() -> None:
         print(level.line() + f"  generator batches: {len(sizes)} (mean size {mean_batch:.1f})")
 
     if args.burst:
-        burst, recovery = burst_recovery(url, bodies_of(examples), args.burst)
+        burst, recovery = burst_recovery(url, bodies_of(instances(args.burst, args.data_dir)), args.burst)
         print(f"burst of {args.burst} (30 s client timeouts): {burst.line().strip()}")
         print(f"  first 200 for a new request {recovery:.2f} s after the burst's last answer "
               "(target <= 15 s)")
-    if fake:
+    if fake and results:
         direct = direct_latency_ms(cfg, examples[:100])
         served = results[0].pct(50) if results[0].concurrency == 1 else float("nan")
         print(f"Serve overhead per request: served p50 {served:.2f} ms vs RAL core direct p50 "
@@ -276,7 +276,7 @@ def main() -> None:
         print(f"bare backend again: {bare[-1][0]:.3f} prompts/s, {bare[-1][1]:.2f} tokens/s (means of both "
               f"runs {ref:.3f}, {ref_tokens:.2f})")
         for level in results:
-            if level.concurrency >= batch:
+            if level.concurrency >= batch and level.wall_s > 0:
                 tps = level.completion_tokens / level.wall_s
                 print(f"served/bare at c={level.concurrency}: {level.throughput / ref:.2f} in prompts/s, "
                       f"{tps / ref_tokens:.2f} in completion tokens/s (target >= 0.8)")
