@@ -34,7 +34,8 @@ from serve.drain import DrainWatch, drain
 
 @pytest.mark.parametrize(("headers", "expected"), [
     ({"x-stainless-read-timeout": "30"}, 30.0),  # what openai 3.57 sends for timeout=30
-    ({"x-stainless-read-timeout": "600.0"}, 600.0),  # its default timeout (httpx.Timeout(600))
+    ({"x-stainless-read-timeout": "600"}, 600.0),  # its default timeout (Timeout(600, connect=5))
+    ({"x-stainless-read-timeout": "2.5"}, 2.5),
     ({"x-request-timeout": "12"}, 12.0),
     ({"x-stainless-read-timeout": "soon"}, None),
     ({"x-stainless-read-timeout": "0"}, None),
