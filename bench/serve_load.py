@@ -210,7 +210,8 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("BIORAB_CACHE_DIR", tempfile.mkdtemp(prefix="biorab-bench-"))
     fake = args.backend == "fake"
-    levels = [int(x) for x in (args.levels or ("1,8,32,64,256" if fake else "1,8")).split(",") if x.strip()]
+    default = "1,8,32,64,256" if fake else "1,8"
+    levels = [int(x) for x in (default if args.levels is None else args.levels).split(",") if x.strip()]
     n = args.requests or (512 if fake else 32)
 
     from serve.config import load_serve_config
