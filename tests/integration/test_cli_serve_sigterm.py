@@ -75,6 +75,7 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
     assert late_code in (503, "ConnectionError"), late_code  # refused while stopping
     accounts = [ln for ln in stderr.splitlines() if ln.startswith("biorab serve: stopped on SIGTERM")]
     assert len(accounts) == 1, stderr[-3000:]
+    print(f"{accounts[0]}  (exit {rc} {took:.1f} s after SIGTERM)")
     found = re.search(r"(\d+) in-flight request\(s\) finished, (\d+) dropped", accounts[0])
     assert found is not None and (int(found.group(1)), int(found.group(2))) == (12, 0), accounts[0]
     assert "PC: @" not in stderr and "Traceback" not in stderr and "SIGTERM received" not in stderr
