@@ -16,6 +16,7 @@ between batches; an engine that can abort a running request (vLLM's async engine
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 import time
@@ -86,6 +87,7 @@ class Generator:
         self.drops = DropMetrics()
         #: Work not done, by "reason/stage" (tests and benches read it; /metrics has the same counts).
         self.dropped: dict[str, int] = {}
+        self._aborts: set[asyncio.Future[Any]] = set()  # running abort calls (kept from the GC)
 
     def info(self) -> dict[str, Any]:
         """What `/v1/models` shows and what keys the ingress's generation cache."""
@@ -124,7 +126,10 @@ class Generator:
         self._count_drop("cancelled", "running", n)
         abort = getattr(self.backend, "abort", None)
         if abort is not None and t.request_id:  # an engine that can stop a running request
-            abort(t.request_id)
+            done = abort(t.request_id)
+            if inspect.isawaitable(done):  # vLLM's async engine: `await engine.abort(request_id)`
+                self._aborts.add(task := asyncio.ensure_future(done))
+                task.add_done_callback(self._aborts.discard)
 
     def _count_drop(self, reason: str, stage: str, n: int) -> None:
         key = f"{reason}/{stage}"

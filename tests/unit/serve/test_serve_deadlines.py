@@ -135,6 +135,21 @@ def test_the_generator_drops_expired_prompts_before_the_backend_sees_them() -> N
     assert live.started and not expired.started
 
 
+@pytest.mark.slow  # imports Ray Serve
+def test_a_cancelled_running_prompt_is_aborted_where_the_engine_can() -> None:
+    """The seam for an engine with ``abort(request_id)`` (vLLM's async engine): called for cancelled
+    prompts that were running, never for queued ones (Serve drops those)."""
+    from serve.generator import Generator
+
+    gen = Generator.func_or_class({"name": "fake", "params": {"mode": "fixed"}}, max_batch_size=4)
+    aborted: list[str] = []
+    gen.backend.abort = aborted.append  # type: ignore[attr-defined]
+    gen._cancelled(Ticket("queued-one"), 2)
+    gen._cancelled(Ticket("running-one", started=True), 1)
+    assert aborted == ["running-one"]
+    assert gen.drop_stats() == {"cancelled/queued": 2, "cancelled/running": 1}
+
+
 def test_drain_totals_the_replicas_reports(tmp_path: Path) -> None:
     state = {"in_flight": 2, "drained": 0, "refused": 0}
     drained = threading.Event()
