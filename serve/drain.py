@@ -1,11 +1,13 @@
 """Graceful stop of `biorab serve`: a control folder shared by the command and its local ingress replicas.
 
-The command writes ``drain`` into the folder; each ingress replica's `DrainWatch` thread sees it within
+Each ingress replica's `DrainWatch` thread writes ``replica-<pid>.json`` when it starts (so the command
+knows the replica exists). The command writes ``drain`` into the folder; each watch sees it within
 `POLL_S`, stops admitting requests (503 with ``Retry-After``) and writes its counts (in flight, finished
-since, refused since) to ``replica-<pid>.json`` until it stops. `drain` waits until no replica has a
-request in flight or the budget is spent, and returns the totals. A file, not a deployment call: under load
-a call to the ingress would queue behind the very requests it is meant to drain. Local Ray only (a remote
-cluster's replicas cannot see the folder; `biorab serve` then relies on Serve's own graceful stop).
+since, refused since, ``draining: true``) until it stops. `drain` waits until every replica has reported
+draining with no request in flight, or the budget is spent, and returns the totals. A file, not a
+deployment call: under load a call to the ingress would queue behind the very requests it is meant to
+drain. Local Ray only (a remote cluster's replicas cannot see the folder; `biorab serve` then relies on
+Serve's own graceful stop).
 """
 
 from __future__ import annotations
@@ -45,32 +47,36 @@ class DrainWatch:
         threading.Thread(target=self._run, name="biorab-drain-watch", daemon=True).start()
 
     def _run(self) -> None:
+        if not self._write(draining=False):
+            return
         while not (self.folder / DRAIN_FILE).exists():
             time.sleep(POLL_S)
         self.on_drain()
-        while self.folder.is_dir():
-            try:
-                write_text_atomic(self.report, json.dumps(self.stats()))
-            except OSError:  # the command removed the folder: it has stopped reading
-                return
+        while self._write(draining=True):
             time.sleep(POLL_S)
 
+    def _write(self, *, draining: bool) -> bool:
+        try:
+            write_text_atomic(self.report, json.dumps({**self.stats(), "draining": draining}))
+        except OSError:  # the command removed the folder: it has stopped reading
+            return False
+        return True
 
-def drain(folder: Path, budget_s: float, *, settle_s: float = 0.5) -> DrainAccount:
-    """Ask the replicas to drain and wait up to `budget_s` for their in-flight requests. `settle_s`: how
-    long to wait for the first reports (a replica reports within `POLL_S` of the drain file)."""
+
+def drain(folder: Path, budget_s: float) -> DrainAccount:
+    """Ask the replicas to drain and wait up to `budget_s` for their in-flight requests (no report at
+    all: no replica of this command, nothing to wait for)."""
     write_text_atomic(folder / DRAIN_FILE, "")
     started = time.monotonic()
     while True:
         reports = _reports(folder)
-        waited = time.monotonic() - started
-        settled = waited >= settle_s
-        if (settled and all(r["in_flight"] == 0 for r in reports)) or waited >= budget_s:
+        done = all(r.get("draining") and r.get("in_flight", 0) == 0 for r in reports)
+        if done or time.monotonic() - started >= budget_s:
             break
         time.sleep(POLL_S)
-    return DrainAccount(drained=sum(r["drained"] for r in reports),
-                        dropped=sum(r["in_flight"] for r in reports),
-                        refused=sum(r["refused"] for r in reports))
+    return DrainAccount(drained=sum(r.get("drained", 0) for r in reports),
+                        dropped=sum(r.get("in_flight", 0) for r in reports),
+                        refused=sum(r.get("refused", 0) for r in reports))
 
 
 def _reports(folder: Path) -> list[dict[str, int]]:

@@ -71,20 +71,16 @@ class Ingress:
         self.cfg = cfg = ServeConfig.model_validate(config)
         self.retriever, self.generator = retriever, generator
         self.metrics = AppMetrics()
-        GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
-                               cfg.limits.max_body_bytes, self.metrics.request)
+        self.guard = GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
+                                            cfg.limits.max_body_bytes, self.metrics.request)
         # The core is synchronous: one thread per request the replica may hold.
         self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
                                        thread_name_prefix="ral")
         self._answerer: Answerer | None = None
         self._first_call = asyncio.Lock()
         self.model_info: dict[str, Any] = {}
-        #: Requests in the core now; after `drain`, how many finished and how many were refused.
-        self.in_flight = 0
-        self.draining = False
-        self.drained = self.refused = 0
         if control_dir is not None:  # `biorab serve` on its local Ray: SIGTERM/Ctrl-C drain (serve.drain)
-            DrainWatch(control_dir, self.drain, self.stats)
+            DrainWatch(control_dir, self.drain, self.guard.stats)
 
     async def answerer(self) -> Answerer:
         if self._answerer is None:
@@ -117,10 +113,6 @@ class Ingress:
     async def _in_thread(self, fn: Callable[[], T], scope: RequestScope) -> T:
         """`fn` (the core, blocking on the deployments) in a worker thread, under `scope`'s deadline."""
         retry = self.cfg.deployments.ingress.retry_after_s
-        if self.draining:
-            self.refused += 1
-            raise stopping(retry)
-        self.in_flight += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self.pool, run_in_scope, scope, fn)
         except asyncio.CancelledError:  # the client disconnected: the thread cancels its calls
@@ -132,20 +124,13 @@ class Ingress:
             raise overloaded(retry, "model server (starting)") from e
         except DeadlineExceeded as e:  # queued work was dropped; the client may retry elsewhere/later
             raise deadline_passed(retry, scope) from e
-        except RequestCancelled as e:
+        except RequestCancelled as e:  # the client is gone: nobody reads this answer
             raise stopping(retry) from e
-        finally:
-            self.in_flight -= 1
-            if self.draining:
-                self.drained += 1
 
     def drain(self) -> None:
-        """Stop admitting requests (they get 503 with Retry-After; /readyz says not ready); the in-flight
-        ones go on."""
-        self.draining = True
-
-    def stats(self) -> dict[str, int]:
-        return {"in_flight": self.in_flight, "drained": self.drained, "refused": self.refused}
+        """Stop admitting requests (the middleware answers them 503 with Retry-After; /readyz says not
+        ready); the open ones go on."""
+        self.guard.stopping = stopping(self.cfg.deployments.ingress.retry_after_s)
 
     def _check_input(self, text: str, field: str) -> None:
         limit = self.cfg.limits.max_input_chars
@@ -172,7 +157,7 @@ class Ingress:
 
     @api.get("/readyz")
     async def readyz(self) -> JSONResponse:
-        if self.draining:
+        if self.guard.stopping is not None:
             return JSONResponse({"status": "stopping"}, status_code=503, headers={"Retry-After": "5"})
         try:
             await asyncio.wait_for(self.answerer(), timeout=5)

@@ -29,7 +29,7 @@ from serve.deadlines import (
     ticket,
     wait_for,
 )
-from serve.drain import DrainWatch, drain
+from serve.drain import DrainAccount, DrainWatch, drain
 
 
 @pytest.mark.parametrize(("headers", "expected"), [
@@ -154,6 +154,9 @@ def test_drain_totals_the_replicas_reports(tmp_path: Path) -> None:
     state = {"in_flight": 2, "drained": 0, "refused": 0}
     drained = threading.Event()
     DrainWatch(str(tmp_path), drained.set, lambda: dict(state))
+    deadline = time.monotonic() + 10
+    while not list(tmp_path.glob("replica-*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the replica announces itself when it starts
 
     def finish() -> None:
         drained.wait(5)
@@ -164,14 +167,19 @@ def test_drain_totals_the_replicas_reports(tmp_path: Path) -> None:
     started = time.monotonic()
     account = drain(tmp_path, budget_s=10)
     assert (account.drained, account.dropped, account.refused) == (2, 0, 3)
-    assert drained.is_set() and time.monotonic() - started < 3
+    assert drained.is_set() and time.monotonic() - started < 5
 
 
 def test_drain_gives_up_after_its_budget_and_counts_the_rest_dropped(tmp_path: Path) -> None:
     (tmp_path / "replica-1.json").write_text(json.dumps({"in_flight": 4, "drained": 1, "refused": 0}))
     started = time.monotonic()
     account = drain(tmp_path, budget_s=0.8)
-    assert (account.drained, account.dropped) == (1, 4) and 0.8 <= time.monotonic() - started < 2
+    assert (account.drained, account.dropped) == (1, 4) and 0.8 <= time.monotonic() - started < 5
+
+
+def test_drain_without_replicas_returns_at_once(tmp_path: Path) -> None:
+    started = time.monotonic()
+    assert drain(tmp_path, budget_s=10) == DrainAccount(0, 0, 0) and time.monotonic() - started < 1
 
 
 def test_an_unexpected_failure_is_a_500_with_the_request_id_and_no_trace() -> None:
