@@ -2,9 +2,10 @@
 go to the retriever and generator deployments.
 
 The ingress runs `biorab.ral.RAL.answer` in a worker thread (the core is synchronous), so these block on
-``DeploymentResponse.result()``, which Serve allows outside the replica's event loop. The clients live as
-long as the replica's RAL; each call is timed into the `Timings` of the request the calling thread serves
-(`request_timings`, a context variable: one per worker thread's request).
+``DeploymentResponse.result()``, which Serve allows outside the replica's event loop, and only until the
+request's deadline (`serve.deadlines`): a call past it, or of a client that went away, is cancelled. The
+clients live as long as the replica's RAL; each call is timed into the `Timings` of the request the
+calling thread serves (`request_timings`, a context variable: one per worker thread's request).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from biorab.generation.base import SamplingParams
 from biorab.ral import RetrievedHits
 from biorab.records import Generation, Prompt
+from serve.deadlines import ticket, wait_for
 
 
 @dataclass
@@ -63,7 +65,7 @@ class RetrieverClient:
     def search(self, queries: Mapping[str, str], k: int | None = None) -> dict[str, RetrievedHits]:
         started = time.perf_counter()
         try:
-            found: dict[str, RetrievedHits] = self.handle.search.remote(dict(queries), k).result()
+            found: dict[str, RetrievedHits] = wait_for(self.handle.search.remote(dict(queries), k))
         finally:
             _record("retrieval", started)
         return found
@@ -82,7 +84,7 @@ class GeneratorClient:
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         started = time.perf_counter()
         try:
-            gens: list[Generation] = self.handle.generate.remote(list(prompts), params).result()
+            gens: list[Generation] = wait_for(self.handle.generate.remote(list(prompts), params, ticket()))
         finally:
             _record("generation", started)
         return gens
