@@ -3,9 +3,9 @@ use, and a tokenizer to count prompt tokens where one is on this machine.
 
 The digest is computed by the backends' own functions from the model spec (`weights_digest` of the
 resolved source for ``transformers``/``vllm``, marked by `engine_digest`; the params digest for
-``fake``/``openai``), so planned generation keys equal the keys a run writes. One approximation: a known model (``smollm2``) that has not
-been prepared yet has no source digest; its digest is then estimated (``exact=False``) and every prompt
-of that model counts as new.
+``fake``/``openai``), so planned generation keys equal the keys a run writes. One approximation: a known
+model (``smollm2``) that has not been prepared yet has no source digest; its digest is then estimated
+(``exact=False``) and every prompt of that model counts as new.
 """
 
 from __future__ import annotations
