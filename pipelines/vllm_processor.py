@@ -165,6 +165,19 @@ def store_batch(batch: pa.Table, store: str, sampling: dict[str, Any]) -> pa.Tab
     return to_table(rows)
 
 
+def processor_config(config: ExperimentConfig) -> Any:
+    """The ``vLLMEngineProcessorConfig`` of the run: engine kwargs, replicas, batch size, placement."""
+    from ray.data.llm import vLLMEngineProcessorConfig
+
+    res = config.resources
+    model, engine_kwargs, _ = processor_engine_kwargs(config)
+    return vLLMEngineProcessorConfig(
+        model_source=model, engine_kwargs=engine_kwargs, concurrency=res.llm.pool_size,
+        batch_size=res.llm.batch_size, chat_template_stage=False, should_continue_on_error=True,
+        **placement(config),
+    )
+
+
 def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: str) -> Any:
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
@@ -172,21 +185,16 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     with stop strings, which docs/notes/llm_notes.md found chat templating to break. Failed requests are
     recorded as error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
     """
-    from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+    from ray.data.llm import build_processor
 
     res = config.resources
-    model, engine_kwargs, digest = processor_engine_kwargs(config)
+    _, _, digest = processor_engine_kwargs(config)
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow"}
     ds = ds.map_batches(lookup_batch, **task, fn_kwargs={"digest": digest,
                         "sampling": config.sampling.model_dump(), "store": generations_store}).materialize()
     cached = ds.filter(lambda row: row["gen_cached"] is True)
     todo = ds.filter(lambda row: row["gen_cached"] is not True)
-    engine = vLLMEngineProcessorConfig(
-        model_source=model, engine_kwargs=engine_kwargs, concurrency=res.llm.pool_size,
-        batch_size=res.llm.batch_size, chat_template_stage=False, should_continue_on_error=True,
-        **placement(config),
-    )
-    processor: Any = build_processor(engine, preprocess=make_preprocess(config.sampling),
+    processor: Any = build_processor(processor_config(config), preprocess=make_preprocess(config.sampling),
                                      postprocess=make_postprocess(config.sampling))
     generated = processor(todo).map_batches(store_batch, **task, fn_kwargs={
         "store": generations_store, "sampling": config.sampling.model_dump()})
