@@ -73,17 +73,19 @@ def processor_on_cpu(config: ExperimentConfig) -> bool:
 
 def placement(config: ExperimentConfig) -> dict[str, Any]:
     """The processor's placement and environment: on CPU one ``{"CPU": llm.num_cpus}`` bundle per replica
-    (Ray's default bundle asks for a GPU, which a CPU node never has) and the engine's environment
-    (``VLLM_CPU_KVCACHE_SPACE``) for its replicas; on GPU, Ray's default (one GPU bundle per
-    tensor-parallel worker)."""
+    (Ray's default bundle asks for a GPU, which a CPU node never has), the engine's environment
+    (``VLLM_CPU_KVCACHE_SPACE``) for its replicas, and no separate tokenize/detokenize stages; on GPU,
+    Ray's default (one GPU bundle per tensor-parallel worker)."""
     from biorab.generation.vllm_engine import engine_env
 
     p = processor_params(config)
     if not processor_on_cpu(config):
         return {}
     env = {**engine_env(p, on_cpu=True), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    # no tokenize/detokenize actor pools (the engine does both): on a 2-CPU node three actor pools plus
+    # the tasks cannot all hold a CPU, and the stream deadlocks (seen here: no progress in 15 min)
     return {"placement_group_config": {"bundles": [{"CPU": config.resources.llm.num_cpus}]},
-            "runtime_env": {"env_vars": env}}
+            "runtime_env": {"env_vars": env}, "tokenize_stage": False, "detokenize_stage": False}
 
 
 def lookup_batch(batch: pa.Table, digest: str, sampling: dict[str, Any], store: str) -> pa.Table:
