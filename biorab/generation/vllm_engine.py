@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
@@ -115,60 +116,27 @@ class VLLMBackend:
     def model_digest(self) -> str:
         return self._digest
 
+    @property
+    def context_length(self) -> int | None:
+        """The engine's context (``max_model_len``): Serve checks prompts against it before batching."""
+        return _max_model_len(getattr(self.llm, "llm_engine", None))
+
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """One `Generation` per prompt, in order; the engine batches all of them itself."""
         if self.llm is None:
             raise BackendError("vllm backend used after close()")
-        texts = [model_input_text(p, self.tokenizer, chat=self.params.chat) for p in prompts]
-        token_prompts = engine_prompts(texts, self.tokenizer, chat=self.params.chat)
-        scored = self._label_scores(prompts, texts, token_prompts, params)
-        argmax = set(scored) if params.constrained and self.params.choices_via == "score" else set()
-        todo = [i for i in range(len(prompts)) if i not in argmax]
-        out: list[Generation | None] = [None] * len(prompts)
-        if todo:
-            sampling = [_vllm_sampling(params, prompts[i]) for i in todo]
-            outputs = self.llm.generate([token_prompts[i] for i in todo], sampling, use_tqdm=False,
-                                        lora_request=self._lora)
-            for i, output in zip(todo, outputs, strict=True):  # one call: scheduled together
-                out[i] = to_generation(output, params.stops_for(prompts[i]), batch_size=len(todo))
-        for i, logprobs in scored.items():
-            out[i] = with_label_scores(out[i], logprobs, constrained=i in argmax, tokenizer=self.tokenizer,
-                                       prompt_tokens=len(token_prompts[i]["prompt_token_ids"]),
-                                       batch_size=len(prompts))  # fmt: skip
-        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+        plan = self.plan(prompts, params)
+        scores = self.llm.generate(plan.score_prompts, plan.scoring, use_tqdm=False,
+                                   lora_request=self._lora) if plan.score_prompts else []
+        outputs = self.llm.generate(plan.generate_prompts, plan.generate_sampling, use_tqdm=False,
+                                    lora_request=self._lora) if plan.generate_prompts else []
+        return plan.finish(outputs, scores)  # one call each: scheduled together
 
-    def _label_scores(
-        self,
-        prompts: Sequence[Prompt],
-        texts: list[str],
-        token_prompts: list[dict[str, list[int]]],
-        params: SamplingParams,
-    ) -> dict[int, dict[str, float]]:
-        """Each closed-label row's ``{label: summed log-prob}``, one prompt-logprobs request per label
-        (rows to score: with `score_labels`, or constrained and answered by ``choices_via: score``)."""
-        if not (params.score_labels or (params.constrained and self.params.choices_via == "score")):
-            return {}
-        if self._lora is not None and self._on_cpu and any(p.constraint and p.constraint.choices
-                                                           for p in prompts):
-            raise BackendError(LORA_SCORING_ON_CPU)
-        requests, owners = [], []
-        for i, prompt in enumerate(prompts):
-            labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
-            prompt_ids = token_prompts[i]["prompt_token_ids"]
-            for label in labels:
-                encoded = self.tokenizer(continuation_text(texts[i], label), add_special_tokens=False)
-                cont = list(encoded["input_ids"])
-                requests.append({"prompt_token_ids": prompt_ids + cont})
-                owners.append((i, label, len(cont)))
-        if not requests:
-            return {}
-        scoring = _import_vllm().SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
-        outputs = self.llm.generate(requests, scoring, use_tqdm=False, lora_request=self._lora)
-        scores: dict[int, dict[str, float]] = {}
-        for (i, label, n_cont), out in zip(owners, outputs, strict=True):
-            value = continuation_logprob(out.prompt_logprobs, out.prompt_token_ids, n_cont)
-            scores.setdefault(i, {})[label] = value
-        return scores
+    def plan(self, prompts: Sequence[Prompt], params: SamplingParams) -> RequestPlan:
+        """The engine requests that answer `prompts` (`RequestPlan`), shared with the async engine."""
+        return RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
+                              choices_via=self.params.choices_via,
+                              lora_on_cpu=self._lora is not None and self._on_cpu)
 
     def close(self) -> None:
         if getattr(self, "llm", None) is not None:
@@ -176,6 +144,90 @@ class VLLMBackend:
             import gc
 
             gc.collect()
+
+
+@dataclass
+class RequestPlan:
+    """The engine requests of one `generate` call: label-scoring requests (prompt + label, one token, prompt
+    log-probs) for the closed-label rows that need scores, and generation requests for the rest.
+
+    The offline engine (`VLLMBackend`) sends each list in one `LLM.generate` call; the async engine
+    (`biorab.generation.vllm_async`) sends every request on its own and awaits them together. Both then
+    build the `Generation`s with `finish`, so the two answer a prompt by the same rule.
+    """
+
+    prompts: Sequence[Prompt]
+    params: SamplingParams
+    tokenizer: Any
+    token_prompts: list[dict[str, list[int]]]
+    argmax: set[int]
+    generate_rows: list[int]
+    score_owners: list[tuple[int, str, int]] = field(default_factory=list)
+    score_prompts: list[dict[str, list[int]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, prompts: Sequence[Prompt], params: SamplingParams, tokenizer: Any, *, chat: bool,
+           choices_via: str, lora_on_cpu: bool = False) -> RequestPlan:
+        texts = [model_input_text(p, tokenizer, chat=chat) for p in prompts]
+        token_prompts = engine_prompts(texts, tokenizer, chat=chat)
+        scores = params.score_labels or (params.constrained and choices_via == "score")
+        owners, requests = _score_requests(prompts, texts, token_prompts, tokenizer) if scores else ([], [])
+        if requests and lora_on_cpu:
+            raise BackendError(LORA_SCORING_ON_CPU)
+        scored = {i for i, _label, _n in owners}
+        argmax = scored if params.constrained and choices_via == "score" else set()
+        rows = [i for i in range(len(prompts)) if i not in argmax]
+        return cls(prompts, params, tokenizer, token_prompts, argmax, rows, owners, requests)
+
+    @property
+    def generate_prompts(self) -> list[dict[str, list[int]]]:
+        return [self.token_prompts[i] for i in self.generate_rows]
+
+    @property
+    def generate_sampling(self) -> list[Any]:
+        return [_vllm_sampling(self.params, self.prompts[i]) for i in self.generate_rows]
+
+    @property
+    def scoring(self) -> Any:
+        return _import_vllm().SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
+
+    def finish(self, outputs: Sequence[Any], score_outputs: Sequence[Any]) -> list[Generation]:
+        """The `Generation`s, in prompt order, from the engine's outputs of `generate_prompts` and
+        `score_prompts` (each in its list's order)."""
+        out: list[Generation | None] = [None] * len(self.prompts)
+        for i, output in zip(self.generate_rows, outputs, strict=True):
+            out[i] = to_generation(output, self.params.stops_for(self.prompts[i]),
+                                   batch_size=len(self.generate_rows))
+        scores: dict[int, dict[str, float]] = {}
+        for (i, label, n_cont), scored in zip(self.score_owners, score_outputs, strict=True):
+            scores.setdefault(i, {})[label] = continuation_logprob(scored.prompt_logprobs,
+                                                                   scored.prompt_token_ids, n_cont)
+        for i, logprobs in scores.items():
+            out[i] = with_label_scores(out[i], logprobs, constrained=i in self.argmax, tokenizer=self.tokenizer,
+                                       prompt_tokens=len(self.token_prompts[i]["prompt_token_ids"]),
+                                       batch_size=len(self.prompts))  # fmt: skip
+        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+
+def _score_requests(prompts: Sequence[Prompt], texts: list[str], token_prompts: list[dict[str, list[int]]],
+                    tokenizer: Any) -> tuple[list[tuple[int, str, int]], list[dict[str, list[int]]]]:
+    """One prompt-logprobs request per (closed-label row, label): the prompt's tokens + the label's."""
+    owners, requests = [], []
+    for i, prompt in enumerate(prompts):
+        labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
+        prompt_ids = token_prompts[i]["prompt_token_ids"]
+        for label in labels:
+            cont = list(tokenizer(continuation_text(texts[i], label), add_special_tokens=False)["input_ids"])
+            requests.append({"prompt_token_ids": prompt_ids + cont})
+            owners.append((i, label, len(cont)))
+    return owners, requests
+
+
+def _max_model_len(engine: Any) -> int | None:
+    config = getattr(engine, "model_config", None) or getattr(getattr(engine, "vllm_config", None),
+                                                              "model_config", None)
+    value = getattr(config, "max_model_len", None)
+    return int(value) if value else None
 
 
 def _import_vllm() -> Any:
