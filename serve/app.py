@@ -57,8 +57,9 @@ def key_digests(cfg: ServeConfig) -> list[str] | None:
     return [digest(k) for k in keys]
 
 
-def compose(cfg: ServeConfig, digests: list[str] | None) -> Application:
-    """Bind the three deployments with the options of `cfg.deployments`."""
+def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | None = None) -> Application:
+    """Bind the three deployments with the options of `cfg.deployments`; `control_dir`: the folder through
+    which `biorab serve` drains the ingress on SIGTERM/Ctrl-C (`serve.drain`)."""
     d = cfg.deployments
     retriever = None
     if cfg.retrieval.retrieves:
@@ -72,7 +73,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None) -> Application:
     ingress_opts = {**d.ingress.ray_options(),
                     "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}
     app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), retriever,
-                                                               generator, digests)
+                                                               generator, digests, control_dir)
     return app
 
 

@@ -2,8 +2,9 @@
 go to the retriever and generator deployments.
 
 The ingress runs `biorab.ral.RAL.answer` in a worker thread (the core is synchronous), so these block on
-``DeploymentResponse.result()``, which Serve allows outside the replica's event loop. Each client times
-its calls into a `Timings` of the request it serves.
+``DeploymentResponse.result()``, which Serve allows outside the replica's event loop, and only until the
+request's deadline (`serve.deadlines`): a call past it, or of a client that went away, is cancelled. Each
+client times its calls into a `Timings` of the request it serves.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from biorab.generation.base import SamplingParams
 from biorab.ral import RetrievedHits
 from biorab.records import Generation, Prompt
+from serve.deadlines import ticket, wait_for
 
 
 @dataclass
@@ -40,7 +42,7 @@ class RetrieverClient:
     def search(self, queries: Mapping[str, str]) -> dict[str, RetrievedHits]:
         started = time.perf_counter()
         try:
-            found: dict[str, RetrievedHits] = self.handle.search.remote(dict(queries), self.k).result()
+            found: dict[str, RetrievedHits] = wait_for(self.handle.search.remote(dict(queries), self.k))
         finally:
             self.timings.add("retrieval", time.perf_counter() - started)
         return found
@@ -59,7 +61,7 @@ class GeneratorClient:
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         started = time.perf_counter()
         try:
-            gens: list[Generation] = self.handle.generate.remote(list(prompts), params).result()
+            gens: list[Generation] = wait_for(self.handle.generate.remote(list(prompts), params, ticket()))
         finally:
             self.timings.add("generation", time.perf_counter() - started)
         return gens

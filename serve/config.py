@@ -128,11 +128,15 @@ class Limits(Params):
 
 
 class HttpConfig(Params):
-    """Where `biorab serve` listens (``serve run`` reads ``http_options`` of serve_config.yaml instead)."""
+    """Where `biorab serve` listens (``serve run`` reads ``http_options`` of serve_config.yaml instead);
+    `request_timeout_s` is also every request's deadline at the ingress."""
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     request_timeout_s: float | None = Field(default=120.0, gt=0)
+    #: A client that sends its timeout (``X-Stainless-Read-Timeout``...) gets its answer or a 503 this much
+    #: before it would give up (see `serve.deadlines`).
+    deadline_margin_s: float = Field(default=1.0, ge=0.0)
 
 
 class RayConfig(Params):

@@ -43,7 +43,25 @@ def too_large(size: int, limit: int) -> ApiError:
 
 def overloaded(retry_after_s: float, what: str) -> ApiError:
     return ApiError(503, f"the {what} is at capacity; retry later", type="overloaded_error",
-                    headers={"Retry-After": str(max(1, round(retry_after_s)))})
+                    headers={"Retry-After": _seconds(retry_after_s)})
+
+
+def deadline_passed(retry_after_s: float, scope: Any) -> ApiError:
+    """503: the request's deadline (the server's, or the client's own timeout) passed before the model
+    answered; its queued work was dropped."""
+    return ApiError(503, f"not answered within this request's deadline; the model server is at capacity "
+                         f"(request {scope.request_id}); retry later", type="overloaded_error",
+                    headers={"Retry-After": _seconds(retry_after_s)})
+
+
+def stopping(retry_after_s: float) -> ApiError:
+    """503 while the server drains before it stops."""
+    return ApiError(503, "the server is stopping; retry on another replica or later", type="overloaded_error",
+                    headers={"Retry-After": _seconds(retry_after_s), "Connection": "close"})
+
+
+def _seconds(s: float) -> str:
+    return str(max(1, round(s)))
 
 
 def internal(request_id: str) -> ApiError:

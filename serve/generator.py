@@ -4,13 +4,22 @@ Every prompt of every call joins Serve's batch queue (`serve.batch`), so prompts
 requests are generated in one backend call (the transformers backend then pads them into one forward
 pass). Prompts that cannot fit the model's context are answered with an error row in the transformers
 backend's own words, before any compute (see `context_error`).
+
+Calls carry a ticket (request id, seconds left; `serve.deadlines`). Work whose client is gone is dropped:
+a cancelled call's queued prompts are never batched (Serve filters cancelled batch items), prompts whose
+deadline passed while queued are answered `DROPPED` without compute, and both are counted
+(``biorab_dropped_total``). The transformers backend cannot stop a running forward pass, so it is checked
+between batches; an engine that can abort a running request (vLLM's async engine) plugs in through
+``backend.abort(request_id)``, which `Generator` calls for cancelled prompts that were already running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +29,8 @@ from ray import serve
 from biorab.generation import build_backend
 from biorab.generation.base import SamplingParams
 from biorab.records import Generation, Prompt
+from serve.deadlines import DeadlineExceeded, Ticket
+from serve.metrics import DropMetrics
 
 log = logging.getLogger("ray.serve")
 
@@ -27,6 +38,10 @@ log = logging.getLogger("ray.serve")
 #: such a row into HTTP 400 with these numbers.
 CONTEXT_ERROR = re.compile(r"prompt has (\d+) tokens; with max_tokens=(\d+) it exceeds the model's "
                            r"context of (\d+) tokens")
+
+
+#: The error text of a prompt dropped before compute (its deadline passed in the queue).
+DROPPED = "dropped: the request's deadline passed before its batch started"
 
 
 def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Generation | None:
@@ -69,6 +84,10 @@ class Generator:
         self._batch.set_max_batch_size(max_batch_size)  # type: ignore[attr-defined]
         self._batch.set_batch_wait_timeout_s(batch_wait_timeout_s)  # type: ignore[attr-defined]
         self.batch_sizes: deque[int] = deque(maxlen=10_000)
+        self.drops = DropMetrics()
+        #: Work not done, by "reason/stage" (tests and benches read it; /metrics has the same counts).
+        self.dropped: dict[str, int] = {}
+        self._aborts: set[asyncio.Future[Any]] = set()  # running abort calls (kept from the GC)
 
     def info(self) -> dict[str, Any]:
         """What `/v1/models` shows and what keys the ingress's generation cache."""
@@ -80,32 +99,84 @@ class Generator:
         """The sizes of the backend calls made so far (tests and benches check that batching batches)."""
         return list(self.batch_sizes)
 
-    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Generation]:
-        """One generation per prompt, in order; each prompt joins the shared batch queue."""
-        return list(await asyncio.gather(*(self._batch((p, sampling)) for p in prompts)))
+    def drop_stats(self) -> dict[str, int]:
+        """Prompts not generated, by ``reason/stage`` (``cancelled/queued``, ``deadline/queued``,
+        ``cancelled/running``)."""
+        return dict(self.dropped)
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams,
+                       ticket: dict[str, Any] | None = None) -> list[Generation]:
+        """One generation per prompt, in order; each prompt joins the shared batch queue. `ticket`: the
+        request's id and seconds left (`serve.deadlines.RequestScope.ticket`); raises `DeadlineExceeded`
+        when the deadline passed before the prompts were batched."""
+        t = Ticket.of(ticket)
+        try:
+            gens = list(await asyncio.gather(*(self._batch((p, sampling, t)) for p in prompts)))
+        except asyncio.CancelledError:  # the caller gave up (deadline, client gone, server stopping)
+            self._cancelled(t, len(prompts))
+            raise
+        if any(g.error == DROPPED for g in gens):
+            raise DeadlineExceeded(t.request_id)
+        return gens
+
+    def _cancelled(self, t: Ticket, n: int) -> None:
+        if not t.started:
+            self._count_drop("cancelled", "queued", n)
+            return
+        self._count_drop("cancelled", "running", n)
+        abort = getattr(self.backend, "abort", None)
+        if abort is not None and t.request_id:  # an engine that can stop a running request
+            done = abort(t.request_id)
+            if inspect.isawaitable(done):  # vLLM's async engine: `await engine.abort(request_id)`
+                self._aborts.add(task := asyncio.ensure_future(done))
+                task.add_done_callback(self._aborts.discard)
+
+    def _count_drop(self, reason: str, stage: str, n: int) -> None:
+        key = f"{reason}/{stage}"
+        self.dropped[key] = self.dropped.get(key, 0) + n
+        self.drops.dropped(reason, stage, n)
 
     @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.02)
-    async def _batch(self, items: list[tuple[Prompt, SamplingParams]]) -> list[Generation]:
+    async def _batch(self, items: list[tuple[Prompt, SamplingParams, Ticket]]) -> list[Generation]:
         return await self.run_batch(items)
 
-    async def run_batch(self, items: Sequence[tuple[Prompt, SamplingParams]]) -> list[Generation]:
-        """Generate one batch of (prompt, sampling) items: prompts over the context get an error row, the
-        rest go to the backend in one call per distinct sampling."""
+    async def run_batch(self, items: Sequence[tuple[Prompt, SamplingParams, Ticket]]) -> list[Generation]:
+        """Generate one batch of (prompt, sampling, ticket) items: prompts over the context get an error
+        row, prompts whose deadline passed get `DROPPED`, the rest go to the backend in one call per
+        distinct sampling."""
         out: list[Generation | None] = [None] * len(items)
         groups: dict[str, list[int]] = {}
-        for i, (prompt, sampling) in enumerate(items):
+        for i, (prompt, sampling, _ticket) in enumerate(items):
             too_long = context_error(self._count(prompt), sampling.max_tokens, self.context_tokens)
             if too_long is not None:
                 out[i] = too_long
             else:  # one backend call per distinct sampling (task answers and awareness probes differ)
                 groups.setdefault(sampling.digest(), []).append(i)
-        for rows in groups.values():
+        for group in groups.values():
+            rows = self._unexpired(items, group, out)
+            if not rows:
+                continue
             prompts, sampling = [items[i][0] for i in rows], items[rows[0]][1]
+            for i in rows:
+                items[i][2].started = True
             self.batch_sizes.append(len(prompts))
             gens = await asyncio.to_thread(self.backend.generate, prompts, sampling)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    def _unexpired(self, items: Sequence[tuple[Prompt, SamplingParams, Ticket]], rows: list[int],
+                   out: list[Generation | None]) -> list[int]:
+        """`rows` less those whose deadline passed (answered `DROPPED`): checked again before each
+        backend call, since an earlier call of the same batch may have taken long."""
+        now, kept = time.monotonic(), []
+        for i in rows:
+            if items[i][2].expired(now):
+                out[i] = Generation(text="", error=DROPPED)
+                self._count_drop("deadline", "queued", 1)
+            else:
+                kept.append(i)
+        return kept
 
     def _count(self, prompt: Prompt) -> int:
         """Prompt tokens as the backend counts them (the fake backend counts words)."""

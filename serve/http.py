@@ -29,11 +29,20 @@ _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 @dataclass
 class Guard:
-    """Per-replica settings of the middleware (set by the ingress replica when it starts)."""
+    """Per-replica settings of the middleware (set by the ingress replica when it starts), and the
+    replica's request counts for a graceful stop: `open` requests now; once `stopping` is set (the error
+    every new request but the probes gets), how many were `refused` and how many open ones `finished`."""
 
     keys: KeyCheck | None
     max_body_bytes: int
     on_response: Callable[[str, int], None] = lambda route, status: None
+    stopping: ApiError | None = None
+    open: int = 0
+    refused: int = 0
+    finished: int = 0
+
+    def stats(self) -> dict[str, int]:
+        return {"in_flight": self.open, "drained": self.finished, "refused": self.refused}
 
 
 GUARD: dict[str, Guard] = {}
@@ -64,14 +73,25 @@ def install(api: FastAPI) -> None:
         rid = request_id(request.headers.get("x-request-id"))
         request.state.request_id = rid
         started = time.perf_counter()
+        guard = GUARD.get("guard")
+        counted = guard is not None and request.url.path not in PUBLIC_PATHS  # probes are not requests
+        if counted and guard is not None and guard.stopping is not None:
+            guard.refused += 1
+            return error_response(guard.stopping, rid)
+        if counted and guard is not None:
+            guard.open += 1
         try:
-            await _admit(request, GUARD.get("guard"))
+            await _admit(request, guard)
             response = await call_next(request)
         except ApiError as e:
             response = error_response(e, rid)
         except Exception:  # the caller gets the request id; the trace goes to the replica log only
             log.exception("request %s failed", rid)
             response = error_response(internal(rid), rid)
+        finally:
+            if counted and guard is not None:
+                guard.open -= 1
+                guard.finished += guard.stopping is not None
         # Serve's proxy put `rid` into the request headers (the client's, or a fresh one) and echoes it as
         # the response's X-Request-ID; set it here too only when running without the proxy.
         if "x-request-id" not in request.headers:
@@ -79,7 +99,7 @@ def install(api: FastAPI) -> None:
         elapsed = (time.perf_counter() - started) * 1000
         log.info("request_id=%s %s %s -> %d in %.1f ms", rid, request.method, request.url.path,
                  response.status_code, elapsed)
-        if (guard := GUARD.get("guard")) is not None:
+        if guard is not None:
             guard.on_response(request.url.path, response.status_code)
         return response
 

@@ -3,6 +3,11 @@
 Each request runs `biorab.ral.RAL` (retrieve → render → generate → parse → probe) in a worker thread, with
 a retriever and a backend that are thin clients of the retriever and generator deployments
 (`serve.clients`): the served answer is the core's answer, computed by the same code as `biorab run`.
+
+Each request gets a deadline (`serve.deadlines`); a request whose deadline passes before the generator
+answers gets 503 with ``Retry-After`` and its queued work is dropped, as is the work of a client that
+disconnects. `drain` (called by `biorab serve` on SIGTERM/Ctrl-C) stops admitting requests (503) while
+the in-flight ones finish.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the route signatures of the Serve-wrapped
@@ -28,7 +33,16 @@ from serve.answering import Answerer
 from serve.auth import KeyCheck
 from serve.clients import Timings
 from serve.config import ServeConfig
-from serve.errors import ApiError, overloaded
+from serve.deadlines import (
+    DeadlineExceeded,
+    RequestCancelled,
+    RequestScope,
+    budget_s,
+    client_timeout_s,
+    run_in_scope,
+)
+from serve.drain import DrainWatch
+from serve.errors import ApiError, deadline_passed, overloaded, stopping
 from serve.http import GUARD, Guard, install
 from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
@@ -49,40 +63,74 @@ class Ingress:
         config: the `ServeConfig` as JSON.
         retriever / generator: handles of the two deployments (``retriever`` is None without retrieval).
         key_digests: SHA-256 digests of the accepted API keys (``None``: auth disabled).
+        control_dir: the folder `biorab serve` drains through (`serve.drain`; ``None``: not drained).
     """
 
     def __init__(self, config: dict[str, Any], retriever: Any, generator: Any,
-                 key_digests: list[str] | None) -> None:
+                 key_digests: list[str] | None, control_dir: str | None = None) -> None:
         self.cfg = cfg = ServeConfig.model_validate(config)
         self.retriever, self.generator = retriever, generator
         self.metrics = AppMetrics()
-        GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
-                               cfg.limits.max_body_bytes, self.metrics.request)
+        self.guard = GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
+                                            cfg.limits.max_body_bytes, self.metrics.request)
         # The core is synchronous: one thread per request the replica may hold.
         self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
                                        thread_name_prefix="ral")
         self._answerer: Answerer | None = None
+        self._first_call = asyncio.Lock()
         self.model_info: dict[str, Any] = {}
+        if control_dir is not None:  # `biorab serve` on its local Ray: SIGTERM/Ctrl-C drain (serve.drain)
+            DrainWatch(control_dir, self.drain, self.guard.stats)
 
     async def answerer(self) -> Answerer:
-        if self._answerer is None:  # the model digest keys the generation cache: ask the generator once
-            self.model_info = await self.generator.info.remote()
-            store = None
-            if self.cfg.cache.generations:
-                from biorab.paths import cache_dir
-
-                store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
-            self._answerer = Answerer(self.cfg, self.retriever, self.generator,
-                                      self.model_info["model_digest"], store)
+        if self._answerer is None:
+            async with self._first_call:  # a first burst asks once, rather than filling the generator's queue
+                if self._answerer is None:
+                    self._answerer = await self._new_answerer()
         return self._answerer
 
-    async def _in_thread(self, fn: Callable[[], T]) -> T:
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
-        except BackPressureError as e:  # a deployment behind the ingress has a full queue
-            raise overloaded(self.cfg.deployments.ingress.retry_after_s, "model server") from e
+    async def _new_answerer(self) -> Answerer:
+        retry = self.cfg.deployments.ingress.retry_after_s
+        try:  # the model digest keys the generation cache: ask the generator once
+            self.model_info = await self.generator.info.remote()
+        except BackPressureError as e:
+            raise overloaded(retry, "model server") from e
         except DeploymentUnavailableError as e:
-            raise overloaded(self.cfg.deployments.ingress.retry_after_s, "model server (starting)") from e
+            raise overloaded(retry, "model server (starting)") from e
+        store = None
+        if self.cfg.cache.generations:
+            from biorab.paths import cache_dir
+
+            store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
+        return Answerer(self.cfg, self.retriever, self.generator, self.model_info["model_digest"], store)
+
+    def scope(self, request: Request) -> RequestScope:
+        """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""
+        http = self.cfg.http
+        seconds = budget_s(http.request_timeout_s, client_timeout_s(request.headers), http.deadline_margin_s)
+        return RequestScope.starting_now(request.state.request_id, seconds)
+
+    async def _in_thread(self, fn: Callable[[], T], scope: RequestScope) -> T:
+        """`fn` (the core, blocking on the deployments) in a worker thread, under `scope`'s deadline."""
+        retry = self.cfg.deployments.ingress.retry_after_s
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, run_in_scope, scope, fn)
+        except asyncio.CancelledError:  # the client disconnected: the thread cancels its calls
+            scope.cancelled.set()
+            raise
+        except BackPressureError as e:  # a deployment behind the ingress has a full queue
+            raise overloaded(retry, "model server") from e
+        except DeploymentUnavailableError as e:
+            raise overloaded(retry, "model server (starting)") from e
+        except DeadlineExceeded as e:  # queued work was dropped; the client may retry elsewhere/later
+            raise deadline_passed(retry, scope) from e
+        except RequestCancelled as e:  # the client is gone: nobody reads this answer
+            raise stopping(retry) from e
+
+    def drain(self) -> None:
+        """Stop admitting requests (the middleware answers them 503 with Retry-After; /readyz says not
+        ready); the open ones go on."""
+        self.guard.stopping = stopping(self.cfg.deployments.ingress.retry_after_s)
 
     def _check_input(self, text: str, field: str) -> None:
         limit = self.cfg.limits.max_input_chars
@@ -90,13 +138,14 @@ class Ingress:
             raise ApiError(422, f"field '{field}': {len(text)} characters exceed the limit of {limit}",
                            param=field)
 
-    async def _answer(self, text: str, *, rid: str, fields: dict[str, Any] | None = None,
+    async def _answer(self, text: str, *, scope: RequestScope, fields: dict[str, Any] | None = None,
                       example_id: str | None = None, k: int | None = None, labels: list[str] | None = None,
                       sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
         answerer = await self.answerer()
-        example = answering.example_of(self.cfg, answerer.task, text, fields or {}, example_id or rid)
+        example = answering.example_of(self.cfg, answerer.task, text, fields or {},
+                                       example_id or scope.request_id)
         answer, timings = await self._in_thread(functools.partial(
-            answerer.answer, example, k=k, labels=labels, sampling=sampling))
+            answerer.answer, example, k=k, labels=labels, sampling=sampling), scope)
         self.metrics.observe(answer, timings)
         return answer, timings
 
@@ -108,6 +157,8 @@ class Ingress:
 
     @api.get("/readyz")
     async def readyz(self) -> JSONResponse:
+        if self.guard.stopping is not None:
+            return JSONResponse({"status": "stopping"}, status_code=503, headers={"Retry-After": "5"})
         try:
             await asyncio.wait_for(self.answerer(), timeout=5)
             if self.retriever is not None:
@@ -136,7 +187,8 @@ class Ingress:
         if not self.cfg.retrieval.retrieves:
             raise ApiError(422, "this RAL does not retrieve (testbed 'none')")
         answering.check_scope(self.cfg, answerer.task, req_task=None, req_dataset=None, labels=None, k=body.k)
-        hits, timings = await self._in_thread(functools.partial(answerer.retrieve, body.input, body.k))
+        hits, timings = await self._in_thread(functools.partial(answerer.retrieve, body.input, body.k),
+                                              self.scope(request))
         return {"request_id": request.state.request_id, "evidence": answering.evidence(hits),
                 "timings_ms": {"retrieval": round(timings.retrieval_s * 1000, 3)}}
 
@@ -148,8 +200,8 @@ class Ingress:
         answering.check_scope(self.cfg, answerer.task, req_task=body.task, req_dataset=body.dataset,
                               labels=body.labels, k=body.k)
         rid = request.state.request_id
-        answer, timings = await self._answer(body.input, rid=rid, fields=body.fields, example_id=body.id,
-                                             k=body.k, labels=body.labels)
+        answer, timings = await self._answer(body.input, scope=self.scope(request), fields=body.fields,
+                                             example_id=body.id, k=body.k, labels=body.labels)
         return {**self._described(answer, timings, started, rid),
                 "generation": answering.generation(answer), "prompt": answer.prompt.text}
 
@@ -162,7 +214,7 @@ class Ingress:
         text = body.last_user_text()
         self._check_input(text, "messages")
         rid = request.state.request_id
-        answer, timings = await self._answer(text, rid=rid, sampling=body.sampling_update())
+        answer, timings = await self._answer(text, scope=self.scope(request), sampling=body.sampling_update())
         extension = self._described(answer, timings, started, rid)
         if body.stream:
             return StreamingResponse(self._sse(answer, extension, rid), media_type="text/event-stream",

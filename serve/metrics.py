@@ -6,6 +6,8 @@ of all judgements (a PromQL ratio; see docs/serve.md).
 
 from __future__ import annotations
 
+import contextlib
+
 from ray.serve.metrics import Counter, Histogram
 
 from biorab.ral import Answer
@@ -49,3 +51,24 @@ class AppMetrics:
 
     def request(self, route: str, status: int) -> None:
         self.requests.inc(tags={"route": route, "status": str(status)})
+
+
+class DropMetrics:
+    """Work the generator did not do because nobody waited for it any more (one per generator replica).
+
+    ``reason``: ``cancelled`` (the caller cancelled: deadline at the ingress, client disconnect, server
+    stopping) or ``deadline`` (it expired in the queue); ``stage``: ``queued`` (never computed) or
+    ``running`` (the backend was already generating it; aborted where the engine can, else finished and
+    thrown away)."""
+
+    def __init__(self) -> None:
+        from ray.serve.exceptions import RayServeException
+
+        self.counter: Counter | None = None
+        with contextlib.suppress(RayServeException):  # outside a replica (a test's generator): counts only
+            self.counter = Counter("biorab_dropped_total", description="prompts dropped by the generator",
+                                   tag_keys=("reason", "stage"))  # type: ignore[arg-type]
+
+    def dropped(self, reason: str, stage: str, n: int) -> None:
+        if n > 0 and self.counter is not None:  # Ray's Counter refuses increments of 0
+            self.counter.inc(n, tags={"reason": reason, "stage": stage})

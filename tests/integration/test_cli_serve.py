@@ -52,7 +52,7 @@ def _wait_for_banner(proc: subprocess.Popen[str], timeout: float) -> str:
                 break
             continue
         lines.append(line)
-        if line.startswith("Ctrl-C stops the server."):
+        if line.startswith("Ctrl-C (or SIGTERM) stops the server."):
             return "".join(lines)
     proc.kill()
     raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}")

@@ -15,6 +15,7 @@ import pytest
 from biorab.errors import ConfigError
 from biorab.generation.base import SamplingParams
 from biorab.records import Prompt
+from serve.deadlines import Ticket
 from tests.support.tiny_causal_lm import build_tiny_lm, build_tiny_lora
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -85,8 +86,8 @@ def test_generator_loads_base_plus_registered_adapter(registry: dict[str, Any], 
     assert info["context_tokens"] == 128  # the tiny model's max_position_embeddings
     prompts = [Prompt("a", "Sentence: aspirin treats headache. Answer:"), Prompt("b", "Question: which drug")]
     sampling = SamplingParams(max_tokens=6)
-    with_adapter = asyncio.run(tuned.run_batch([(p, sampling) for p in prompts]))
-    without = asyncio.run(plain.run_batch([(p, sampling) for p in prompts]))
+    with_adapter = asyncio.run(tuned.run_batch([(p, sampling, Ticket()) for p in prompts]))
+    without = asyncio.run(plain.run_batch([(p, sampling, Ticket()) for p in prompts]))
     assert [g.error for g in with_adapter] == [None, None]
     assert [g.text for g in with_adapter] != [g.text for g in without]  # the LoRA weights are non-zero
     assert list(tuned.batch_stats()) == [2]  # both prompts went to the backend in one batch
@@ -96,7 +97,7 @@ def test_generator_answers_prompts_over_the_context_with_the_numbers(registry: d
                                                                      tmp_path: Path) -> None:
     plain = generator(registry, None, tmp_path)
     long = Prompt("x", "aspirin " * 200)
-    (gen,) = asyncio.run(plain.run_batch([(long, SamplingParams(max_tokens=8))]))
+    (gen,) = asyncio.run(plain.run_batch([(long, SamplingParams(max_tokens=8), Ticket())]))
     assert gen.error is not None and gen.error.startswith("prompt has ")
     assert gen.error.endswith("with max_tokens=8 it exceeds the model's context of 128 tokens")
     assert list(plain.batch_stats()) == []  # refused before any compute

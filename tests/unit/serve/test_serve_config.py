@@ -104,11 +104,12 @@ def test_build_app_composes_three_deployments_and_refuses_to_start_open(
     app = build_app({"backend": "fake", "overrides": {"deployments": {"generator": {"max_batch_size": 4}}}})
     ingress = app._bound_deployment
     assert ingress.name == "ingress" and ingress._deployment_config.max_queued_requests == 256
-    config, retriever, generator, digests = ingress.init_args
+    config, retriever, generator, digests, control_dir = ingress.init_args
     assert ServeConfig.model_validate(config).deployments.generator.max_batch_size == 4
     assert (retriever._bound_deployment.name, generator._bound_deployment.name) == ("retriever", "generator")
     assert generator._bound_deployment.init_kwargs["max_batch_size"] == 4
     assert digests == [digest("k")]  # only digests travel to the replicas, never the keys
+    assert control_dir is None  # drained through a folder only by `biorab serve`
     bp = ingress._deployment_config.backpressure_config
     assert (bp.status_code, bp.retry_after_s) == (429, 1.0)
 
