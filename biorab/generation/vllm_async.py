@@ -98,6 +98,10 @@ class AsyncVLLMBackend:
             raise BackendError(f"vLLM returned no output for request {engine_id}")
         return final
 
+    def pending(self) -> int:
+        """Engine requests not finished (running or waiting): 0 once every abandoned request is aborted."""
+        return int(self.engine.output_processor.get_num_unfinished_requests()) if self.engine else 0
+
     async def abort(self, request_id: str) -> None:
         """Abort every engine request of `request_id` still running (a client that went away)."""
         ids = self._running.pop(request_id, [])

@@ -203,9 +203,10 @@ class RequestPlan:
             scores.setdefault(i, {})[label] = continuation_logprob(scored.prompt_logprobs,
                                                                    scored.prompt_token_ids, n_cont)
         for i, logprobs in scores.items():
-            out[i] = with_label_scores(out[i], logprobs, constrained=i in self.argmax, tokenizer=self.tokenizer,
+            out[i] = with_label_scores(out[i], logprobs, constrained=i in self.argmax,
+                                       tokenizer=self.tokenizer,
                                        prompt_tokens=len(self.token_prompts[i]["prompt_token_ids"]),
-                                       batch_size=len(self.prompts))  # fmt: skip
+                                       batch_size=len(self.prompts))
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
 
 
