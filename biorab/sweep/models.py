@@ -2,10 +2,10 @@
 use, and a tokenizer to count prompt tokens where one is on this machine.
 
 The digest is computed by the backends' own functions from the model spec (`weights_digest` of the
-resolved source for ``transformers``/``vllm``, the params digest for ``fake``/``openai``), so planned
-generation keys equal the keys a run writes. One approximation: a known model (``smollm2``) that has not
-been prepared yet has no source digest; its digest is then estimated (``exact=False``) and every prompt
-of that model counts as new.
+resolved source for ``transformers``/``vllm``, marked by `engine_digest`; the params digest for
+``fake``/``openai``), so planned generation keys equal the keys a run writes. One approximation: a known
+model (``smollm2``) that has not been prepared yet has no source digest; its digest is then estimated
+(``exact=False``) and every prompt of that model counts as new.
 """
 
 from __future__ import annotations
@@ -45,18 +45,22 @@ def model_info(backend: BackendSpec) -> ModelInfo:
         spec = {"backend": "openai", "base_url": params.base_url, "model": params.model,
                 "revision": params.model_revision, "chat": params.chat}
         return ModelInfo(stable_digest(spec), True, None)
-    return _weights_info(params)
+    return _weights_info(backend.name, params)
 
 
-def _weights_info(params: Any) -> ModelInfo:
-    from biorab.generation.model_source import resolve_model, weights_digest
+def _weights_info(engine: str, params: Any) -> ModelInfo:
+    from biorab.generation.hf_dtype import resolve_dtype
+    from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 
     try:
         source = resolve_model(params.model, revision=params.revision, cache_dir=params.cache_dir,
                                auto_prepare=False)
     except BioRABError:  # a known model not prepared yet: no source digest to hash
         return ModelInfo(stable_digest({"estimated": params.model_dump(mode="json")}), False, None)
-    return ModelInfo(weights_digest(source, params.adapter_path, params.dtype), True, source.location)
+    # the backend's own dtype rule: transformers resolves ``auto`` (and keys the resolved dtype)
+    dtype = resolve_dtype(params.dtype, params.device) if engine == "transformers" else params.dtype
+    weights = weights_digest(source, params.adapter_path, dtype)
+    return ModelInfo(engine_digest(weights, engine, params), True, source.location)
 
 
 class TokenCounter:

@@ -163,3 +163,19 @@ def test_tensor_parallel_must_fit_the_gpu_actor(tmp_path: Path) -> None:
     assert e.value.key == "resources.llm.num_gpus" and str(path) in str(e.value)
     path.write_text(body % 2, "utf-8")
     assert load_experiment(path, check_data=False).resources.llm.num_gpus == 2
+
+
+def test_cpu_processor_replicas_get_a_cpu_bundle_and_no_tokenizer_pools(tmp_path: Path) -> None:
+    from pipelines.vllm_processor import placement
+
+    folder = model_dir(tmp_path)
+    cpu = load_experiment(write(tmp_path, f"{{name: vllm, params: {{model: {folder}, device: cpu}}}}"),
+                          check_data=False)
+    got = placement(cpu)
+    assert got["placement_group_config"] == {"bundles": [{"CPU": cpu.resources.llm.num_cpus}]}
+    assert (got["tokenize_stage"], got["detokenize_stage"]) == (False, False)
+    assert got["runtime_env"]["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    model, kwargs, _ = processor_engine_kwargs(cpu)
+    assert kwargs["enforce_eager"] is True and "tensor_parallel_size" not in kwargs
+    auto = load_experiment(write(tmp_path, f"{{name: vllm, params: {{model: {folder}}}}}"), check_data=False)
+    assert placement(auto) == {}  # the cluster's GPU path keeps Ray's GPU bundles

@@ -1,0 +1,114 @@
+"""vLLM's async engine (`vllm.v1.engine.async_llm.AsyncLLM`) for serving: continuous batching, abortable.
+
+Serve's generator deployment uses it for a ``vllm`` backend block (`serve.engines`): every request goes to
+the engine on arrival and joins the running batch, instead of waiting for a `serve.batch` window, and a
+request whose caller went away is aborted inside the engine (cancelling the awaiting task makes vLLM abort
+it; `abort(request_id)` does the same for a request id). It is the same engine as the offline ``vllm``
+backend: the same params, model resolution, engine arguments, request plan (`RequestPlan`: label scoring
+through prompt log-probs, structured outputs) and cache digest, so a served generation and an evaluated
+one are keyed alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams
+from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
+from biorab.generation.vllm_engine import (
+    RequestPlan,
+    VLLMBackend,
+    _import_vllm,
+    _lora_request,
+    _max_model_len,
+    _on_cpu,
+    engine_env,
+    engine_kwargs,
+)
+from biorab.records import Generation, Prompt
+
+
+class AsyncVLLMBackend:
+    """An `AsyncLLM` built from a ``vllm`` backend block's `VLLMBackend.Params`."""
+
+    Params = VLLMBackend.Params
+
+    def __init__(self, params: VLLMBackend.Params | None = None) -> None:
+        self.params = p = params or VLLMBackend.Params()
+        _import_vllm()
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.v1.engine.async_llm import AsyncLLM
+
+        self.source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir,
+                                    auto_prepare=p.auto_prepare)
+        self.adapter = local_adapter(p.adapter_path, self.source)
+        self._on_cpu = on_cpu = _on_cpu(p.device)
+        for name, value in engine_env(p, on_cpu=on_cpu).items():
+            os.environ.setdefault(name, value)
+        kwargs = engine_kwargs(p, self.source.location, on_cpu=on_cpu, adapter=self.adapter)
+        self.engine: Any = AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs, disable_log_stats=True))
+        self.tokenizer = self.engine.get_tokenizer()
+        self._lora = _lora_request(self.adapter)
+        self._digest = engine_digest(weights_digest(self.source, self.adapter, p.dtype), "vllm", p)
+        self._ids = itertools.count()
+        self._running: dict[str, list[str]] = {}  # request id -> its engine request ids
+
+    @property
+    def model_digest(self) -> str:
+        return self._digest
+
+    @property
+    def context_length(self) -> int | None:
+        return _max_model_len(self.engine)
+
+    async def agenerate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                        request_id: str | None = None) -> list[Generation]:
+        """One `Generation` per prompt, each prompt's requests sent to the running engine at once."""
+        if self.engine is None:
+            raise BackendError("vllm async backend used after close()")
+        plan = RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
+                              choices_via=self.params.choices_via,
+                              lora_on_cpu=self._lora is not None and self._on_cpu)
+        owner = request_id or f"call-{next(self._ids)}"
+        ids = self._running.setdefault(owner, [])
+        try:
+            scoring = plan.scoring if plan.score_prompts else None
+            scores = await asyncio.gather(*(self._one(owner, ids, prompt, scoring)
+                                            for prompt in plan.score_prompts))
+            outputs = await asyncio.gather(*(self._one(owner, ids, prompt, sampling) for prompt, sampling
+                                             in zip(plan.generate_prompts, plan.generate_sampling,
+                                                    strict=True)))
+        finally:
+            self._running.pop(owner, None)
+        return plan.finish(outputs, scores)
+
+    async def _one(self, owner: str, ids: list[str], prompt: dict[str, list[int]], sampling: Any) -> Any:
+        """The final output of one engine request (cancelling the awaiting task aborts it in the engine)."""
+        engine_id = f"{owner}-{next(self._ids)}"
+        ids.append(engine_id)
+        final = None
+        async for output in self.engine.generate(prompt, sampling, engine_id, lora_request=self._lora):
+            final = output
+        if final is None:
+            raise BackendError(f"vLLM returned no output for request {engine_id}")
+        return final
+
+    def pending(self) -> int:
+        """Engine requests not finished (running or waiting): 0 once every abandoned request is aborted."""
+        return int(self.engine.output_processor.get_num_unfinished_requests()) if self.engine else 0
+
+    async def abort(self, request_id: str) -> None:
+        """Abort every engine request of `request_id` still running (a client that went away)."""
+        ids = self._running.pop(request_id, [])
+        if ids and self.engine is not None:
+            await self.engine.abort(ids)
+
+    def close(self) -> None:
+        if getattr(self, "engine", None) is not None:
+            self.engine.shutdown()
+            self.engine = None

@@ -1,0 +1,62 @@
+"""The rows a run can finish from the generation cache alone, without any LLM stage.
+
+The Ray executor starts an LLM actor pool (and its engine) for whatever rows reach the LLM stage. Before
+building the pipeline, its driver renders the rows whose prompts are known (rows of cells that do not
+retrieve, or every row once retrieval ran as its own pass) and reads their generations, and the probes of
+probing cells, from the cache through `CacheOnlyBackend`. Rows found entirely are parsed and written on
+the driver, exactly as the pipeline's stages would (the same stage callables); the others go on to the
+pipeline unchanged. A fully cached rerun then starts no LLM actor at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from biorab.cells import CellPlan
+from biorab.experiment import ExperimentConfig
+from biorab.runner.awareness_stage import ProbeStage
+from biorab.runner.deferred_backend import CacheOnlyBackend, planned_digest
+from biorab.runner.output import write_shards
+from biorab.runner.plan import sampling_seeds
+from biorab.runner.retrieval_stage import RetrievalStage
+from biorab.runner.rows import stamp
+from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+
+
+def finish_cached(
+    rows: Sequence[dict[str, Any]],
+    plans: Mapping[str, CellPlan],
+    config: ExperimentConfig,
+    *,
+    stores: tuple[Path, Path],
+    cells_dir: Path,
+    attempt: str,
+    retrieved: bool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows written from the cache, rows still to run). `retrieved`: the rows carry their hits."""
+    digest = planned_digest(config.backend.name, config.backend.params)
+    if digest is None or not rows:
+        return [], list(rows)
+    known = [r for r in rows if retrieved or not plans[r["cell_id"]].retrieves]
+    if not known:
+        return [], list(rows)
+    lookup = GenerationStage(config.backend.name, config.backend.params, config.sampling, stores[1],
+                             backend_obj=CacheOnlyBackend(digest), seeds=sampling_seeds(plans))
+    batch = [dict(r) for r in known]
+    if not retrieved:
+        batch = RetrievalStage(plans, stores[0])(batch)  # non-retrieving rows: empty hits, no retriever
+    batch = ProbeStage(plans, lookup)(lookup(RenderStage(plans)(batch)))
+    # a miss is an error row (never cached); a hit has none, nor has its probe
+    done = [r for r in batch if r.get("gen_error") is None and r.get("probe_gen_error") is None]
+    if done:
+        done = ParseStage(plans)(done)
+        stamp(done, attempt)
+        write_shards(done, cells_dir, attempt)
+    finished = {_identity(r) for r in done}
+    return done, [r for r in rows if _identity(r) not in finished]
+
+
+def _identity(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["cell_id"], row["id"], row.get("order"))
