@@ -71,8 +71,9 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
         shutil.rmtree(ray_temp, ignore_errors=True)
     assert rc == 143, stderr[-3000:]
     assert took < GRACE_S + 5, took
-    # In flight at the signal: finished (two batches of 3 s fit the 10 s); not yet admitted: refused.
-    assert set(codes) <= {200, 503} and codes.count(200) >= 1, codes
+    # In flight at the signal: finished (two batches of 3 s fit the 10 s); not yet admitted: refused with
+    # 503, or (on a loaded machine, a request whose connection was not yet made) by the closed port.
+    assert set(codes) <= {200, 503, "ConnectionError"} and codes.count(200) >= 1, codes
     assert late_code in (503, "ConnectionError"), late_code
     accounts = [ln for ln in stderr.splitlines() if ln.startswith("biorab serve: stopped on SIGTERM")]
     assert len(accounts) == 1, stderr[-3000:]
