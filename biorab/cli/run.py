@@ -169,20 +169,9 @@ class _progress:
     """A rich bar (done/total, rate, ETA) driven by the runner's ``progress(advance, total)`` callback."""
 
     def __init__(self, console: Any) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from biorab.cli.progress_bar import progress_bar
 
-        self.bar = Progress(
-            TextColumn("[bold]instances"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=console, transient=False,
-        )
+        self.bar = progress_bar(console, "[bold]instances")
         self.task = self.bar.add_task("run", total=None, rate="")
         self.done, self.start = 0, time.monotonic()
 

@@ -78,18 +78,9 @@ class SweepBars:
     """Rich bars on a terminal: one per model's run, one per cell as it starts."""
 
     def __init__(self, console: Any) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from biorab.cli.progress_bar import progress_bar
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                            TimeRemainingColumn(), console=console, transient=False)
+        self.bar = progress_bar(console)
         self.model_task: Any = None
         self._cells: dict[str, tuple[str, int]] = {}
         self._cell_tasks: dict[str, Any] = {}

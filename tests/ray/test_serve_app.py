@@ -9,10 +9,8 @@ One Serve instance for the whole module (2 shared cores): the app is built with 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,19 +26,12 @@ from biorab.experiment import ExperimentConfig
 from biorab.records import Example
 from biorab.runner import run_experiment
 from biorab.runner.output import read_all_rows
+from tests.support.serving import free_port, staged_data
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def staged_data() -> Path:
-    """The full staged data (what `data_dir` gives `full_data` tests; the module-scoped server cannot use
-    the function-scoped fixture)."""
-    env = os.environ.get("BIORAB_DATA_DIR")
-    path = Path(env) if env else REPO.parent / "shared" / "data" / "biorab"
-    if not path.is_dir():
-        pytest.fail(f"full_data test: {path} not found; stage ../shared/data or set BIORAB_DATA_DIR")
-    return path
 
 KEYS = ("key-one", "key-two")
 FILE_KEY = "key-from-file"
@@ -51,10 +42,6 @@ FAKE = {"name": "fake", "params": {"mode": "choice", "delay_s": 0.2}}
 SAMPLING = {"max_tokens": 32, "seed": 0}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +66,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BIORAB_API_KEYS", ",".join(KEYS))
         digests = key_digests(cfg)
-    port, metrics_port = _free_port(), _free_port()
+    port, metrics_port = free_port(), free_port()
     temp = tempfile_dir()
     ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=500_000_000,
              _temp_dir=temp, _metrics_export_port=metrics_port, log_to_driver=False)

@@ -7,8 +7,6 @@ One local Ray + Serve and one engine for the module (an engine start costs 20-90
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,24 +16,14 @@ from typing import Any
 import pytest
 import requests
 
+from tests.support.serving import free_port, staged_data
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(900)]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _staged() -> Path:
-    env = os.environ.get("BIORAB_DATA_DIR")
-    path = Path(env) if env else REPO.parent / "shared" / "data" / "biorab"
-    if not path.is_dir():
-        pytest.fail(f"full_data test: {path} not found; stage ../shared/data or set BIORAB_DATA_DIR")
-    return path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +38,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 
     tmp = tmp_path_factory.mktemp("vserve")
     cfg = load_serve_config(overrides={
-        "name": "ral-vllm", "data_dir": str(_staged()), "backend": {"name": "vllm", "params": ENGINE},
+        "name": "ral-vllm", "data_dir": str(staged_data()), "backend": {"name": "vllm", "params": ENGINE},
         "cache": {"dir": str(tmp / "cache")}, "auth": {"enabled": False},
         "limits": {"max_input_chars": 40_000},
         "deployments": {"generator": {"num_cpus": 1.0}}})
     temp = tempfile.mkdtemp(prefix="rv-", dir="/tmp")  # short: Ray's unix socket paths are limited
-    port = _free_port()
+    port = free_port()
     with pytest.MonkeyPatch.context() as mp:
         # The async engine runs its core in a subprocess (the replica's), unlike the offline tests' engine.
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "1")
