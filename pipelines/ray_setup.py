@@ -9,7 +9,22 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pydantic import Field
+
 from biorab.experiment import ResourcesConfig
+from biorab.params import Params
+
+
+class RaySettings(Params):
+    """The Ray a command runs on, in the ``ray:`` block of a serve or tune config: a running cluster's
+    ``address`` (``auto``), or a local Ray of `num_cpus` logical CPUs, an `object_store_memory`-byte object
+    store and its session files under `temp_dir` (``None``: a fresh folder in the temp dir)."""
+
+    address: str | None = None
+    num_cpus: int = Field(default=2, ge=1)
+    object_store_memory: int = Field(default=500_000_000, ge=78_643_200)
+    temp_dir: str | None = None
+
 
 # The reaper watching this process (one per driver, however many local Rays it starts in turn).
 _REAPER: dict[int, subprocess.Popen[bytes]] = {}

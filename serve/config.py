@@ -20,6 +20,7 @@ from biorab.errors import ConfigError
 from biorab.experiment import BackendSpec, ParserMode, RetrievalSpec
 from biorab.generation.base import SamplingParams
 from biorab.params import Params
+from pipelines.ray_setup import RaySettings
 
 #: The embedded default (`biorab serve` without a config): BM25 over ADE-corpus-v2's labeled corpus.
 SMOKE_CONFIG = Path(__file__).with_name("smoke.yaml")
@@ -139,14 +140,6 @@ class HttpConfig(Params):
     deadline_margin_s: float = Field(default=1.0, ge=0.0)
 
 
-class RayConfig(Params):
-    """The local Ray `biorab serve` starts (``address``: connect to a running cluster instead)."""
-
-    address: str | None = None
-    num_cpus: int = Field(default=2, ge=1)
-    object_store_memory: int = Field(default=500_000_000, ge=78_643_200)
-    temp_dir: str | None = None
-
 
 class CacheConfig(Params):
     """Content-keyed caches: retrieval hits (on by default) and generations (off: a server that replays
@@ -190,7 +183,7 @@ class ServeConfig(Params):
     auth: AuthConfig = AuthConfig()
     limits: Limits = Limits()
     http: HttpConfig = HttpConfig()
-    ray: RayConfig = RayConfig()
+    ray: RaySettings = RaySettings()
     deployments: Deployments = Deployments()
 
     @property

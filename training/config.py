@@ -21,6 +21,7 @@ from biorab.config_loading import read_yaml, validate_mapping
 from biorab.learn.config import EncoderTrainParams, PeftTrainParams, TrainingSource
 from biorab.learn.holdout import CorpusHoldOut
 from biorab.params import Params
+from pipelines.ray_setup import RaySettings
 
 SPACE_KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
 
@@ -51,14 +52,6 @@ class ResourceSettings(Params):
     cpus_per_worker: float = Field(default=1.0, gt=0.0)
     gpus_per_worker: float = Field(default=0.0, ge=0.0)
 
-
-class RaySettings(Params):
-    """The Ray to run on: an address (``auto``) or a local Ray sized for a laptop."""
-
-    address: str | None = None
-    num_cpus: int = Field(default=2, ge=1)
-    object_store_memory: int = Field(default=500_000_000, ge=78_643_200)
-    temp_dir: str | None = None
 
 
 class MlflowSettings(Params):
