@@ -24,7 +24,7 @@ def tune_peft(
     source = resolve_base_model(cfg.peft.model, key="peft.model")
     quantization(cfg.peft)
     if cfg.peft.adapter_init is not None:
-        from biorab.learn.artifacts import resolve_artifact
+        from biorab.model_refs import resolve_artifact
 
         init = resolve_artifact(cfg.peft.adapter_init, key="peft.adapter_init")
         check_init_adapter(str(init), cfg.peft, source)

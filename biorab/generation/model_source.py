@@ -115,8 +115,8 @@ def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
     ``adapter_path``)."""
     if adapter is None:
         return None
-    from biorab.learn.artifacts import is_mlflow_uri, resolve_artifact
-    from biorab.learn.checks import check_adapter_base
+    from biorab.generation.adapter_base import check_adapter_base
+    from biorab.model_refs import is_mlflow_uri, resolve_artifact
 
     local = str(resolve_artifact(adapter, key="adapter_path")) if is_mlflow_uri(adapter) else adapter
     if Path(local).is_dir():

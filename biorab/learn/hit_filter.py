@@ -34,7 +34,7 @@ class EncoderHitFilter:
 
     def __init__(self, spec: HitFilterSpec, *, task: str) -> None:
         from biorab.generation.model_source import folder_fingerprint
-        from biorab.learn.artifacts import resolve_artifact
+        from biorab.model_refs import resolve_artifact
 
         self.spec = spec
         self.task = task

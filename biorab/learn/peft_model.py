@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from biorab.errors import ConfigError
+from biorab.generation.adapter_base import check_adapter_base, write_adapter_base
 from biorab.generation.model_source import ModelSource
-from biorab.learn.checks import check_adapter_base, write_adapter_base
 from biorab.learn.config import PeftTrainParams
 
 _DTYPES = ("float32", "bfloat16", "float16")

@@ -25,7 +25,7 @@ def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
     """The backend's `model_digest` without building it, or None where it is not known exactly (an
     unprepared model, an MLflow adapter URI that only the backend downloads)."""
     from biorab.experiment import BackendSpec
-    from biorab.learn.artifacts import is_mlflow_uri
+    from biorab.model_refs import is_mlflow_uri
     from biorab.sweep.models import model_info
 
     if name not in DEFERRED_BACKENDS:

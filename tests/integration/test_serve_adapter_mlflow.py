@@ -25,15 +25,15 @@ NAME = "biorab-ral-adapter"
 
 def register_adapter(tracking_uri: str, adapter: Path, *, alias: str = "best") -> str:
     """Log `adapter` as a run artifact and register it as a version of NAME with `alias` (as training
-    does)."""
-    import mlflow
+    does). Through a client of its own: a global `mlflow.set_registry_uri` would reach every later
+    subprocess of the session through ``$MLFLOW_REGISTRY_URI``."""
     from mlflow import MlflowClient
 
-    mlflow.set_tracking_uri(tracking_uri)
-    mlflow.set_registry_uri(tracking_uri)
-    with mlflow.start_run() as run:
-        mlflow.log_artifacts(str(adapter), artifact_path="adapter")
-    client = MlflowClient()
+    client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
+    experiment = client.create_experiment("adapters", artifact_location=(Path.cwd() / "art").as_uri())
+    run = client.create_run(experiment)
+    client.log_artifacts(run.info.run_id, str(adapter), artifact_path="adapter")
+    client.set_terminated(run.info.run_id)
     if not client.search_registered_models(filter_string=f"name='{NAME}'"):
         client.create_registered_model(NAME)
     version = client.create_model_version(NAME, source=f"{run.info.artifact_uri}/adapter",
@@ -70,7 +70,7 @@ def test_models_alias_uri_resolves_to_the_registered_peft_folder(registry: dict[
     resolved = resolve_adapter(f"models:/{NAME}@best", tracking_uri=registry["uri"], cache_dir=tmp_path)
     folder = Path(resolved.path)
     assert resolved.version == registry["version"] == "1"
-    assert (folder / "adapter_config.json").is_file() and folder.is_relative_to(tmp_path / "adapters")
+    assert (folder / "adapter_config.json").is_file() and folder.is_relative_to(tmp_path / "mlflow-models")
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in registry["lora"].iterdir())
     local = resolve_adapter(str(registry["lora"]))
     assert (local.path, local.version) == (str(registry["lora"]), None)

@@ -19,9 +19,12 @@ EDGE = "biorab/cli/"
 # Inside the library, anywhere in a module (lazy imports included): the packages a package may import.
 # The RAL core imports what it is made of; the plug-ins that fill it (hit filters from `learn`, corpus
 # methods from `methods`) register by name in `biorab.registry`.
+# Generation knows nothing of training (adapter checks and model references are its own or neutral).
 ALLOWED_INSIDE = {
     "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches", "records",
                    "errors", "registry", "labels", "params"),
+    "biorab.generation": ("generation", "records", "errors", "params", "paths", "registry", "build",
+                          "model_refs"),
 }
 
 

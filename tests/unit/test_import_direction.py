@@ -58,3 +58,11 @@ def test_the_ral_core_imports_none_of_its_plug_ins_even_lazily() -> None:
     assert found[0].why.startswith("biorab.ral may import only biorab.{ral, tasks, parsing")
     # The same imports are fine elsewhere in the library (the runner may use the methods).
     assert check_source(source, layer="biorab", path="biorab/runner/planted.py") == []
+
+
+def test_generation_imports_nothing_of_training() -> None:
+    source = "def load():\n    from biorab.learn.checks import check_adapter_base\n"
+    found = check_source(source, layer="biorab", path="biorab/generation/planted.py")
+    assert [(v.line, v.module) for v in found] == [(2, "biorab.learn.checks")]
+    fine = "def load():\n    from biorab.generation.adapter_base import check_adapter_base\n"
+    assert check_source(fine, layer="biorab", path="biorab/generation/planted.py") == []
