@@ -7,6 +7,7 @@ avx512_bf16 or AMX). Elsewhere torch emulates bf16 matmuls and a batch of 8 ran 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,39 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
         if key.strip() in {"flags", "Features"}:  # x86 / Arm spelling
             return frozenset(value.split())
     return frozenset()
+
+
+#: The flags that decide the CPU's matmul speed (printed with every timing: `cpu_summary`).
+SIMD_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "bf16")
+
+
+def cpu_summary(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """One line for a timing report: model name, logical CPUs, the SIMD flags present and absent.
+
+    >>> cpu_summary(Path("/nonexistent")).split(";")[1]
+    ' flags: -'
+    """
+    model = "unknown CPU"
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    flags = cpu_flags(cpuinfo)
+    present = [f for f in SIMD_FLAGS if f in flags]
+    absent = [f for f in SIMD_FLAGS if f not in flags]
+    return (f"{model}, {os.cpu_count()} logical CPUs; flags: {' '.join(present) or '-'}; "
+            f"absent: {' '.join(absent) or '-'}")
+
+
+def machine_summary(dtype: str) -> str:
+    """Two lines for a timing report: `cpu_summary`, and what `dtype` resolves to here (CPU) with the
+    load average (timings on a shared machine mean little without it)."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"cpu: {cpu_summary()}\ndtype: {dtype} -> {resolve_dtype(dtype, 'cpu')}; load average: {load}"
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:

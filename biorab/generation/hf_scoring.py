@@ -82,10 +82,8 @@ def _prompt_pass(model: Any, prompts: list[list[int]], pad_id: int) -> _PromptPa
         ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
         mask[row, width - len(seq) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    device = next(model.parameters()).device
     cache = DynamicCache(config=model.config)
-    logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-                   past_key_values=cache, use_cache=True, logits_to_keep=1).logits  # fmt: skip
+    logits = _forward(model, ids, mask, positions, cache, logits_to_keep=1)
     first = torch.log_softmax(logits[:, -1, :].float(), dim=-1)
     lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
     return _PromptPass(first, cache, mask, lengths)
@@ -121,13 +119,24 @@ def _cached_continuations(
         cont_mask[j, : len(cont) - 1] = 1
     mask = torch.cat([done.mask[index], cont_mask], dim=-1)
     positions = done.lengths[index].unsqueeze(-1) + torch.arange(width).unsqueeze(0)
-    layers = [(layer.keys.index_select(0, index), layer.values.index_select(0, index)) for layer in done.cache.layers]
-    device = next(model.parameters()).device
-    logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-                   past_key_values=DynamicCache(ddp_cache_data=layers), use_cache=True).logits  # fmt: skip
+    layers = [(layer.keys.index_select(0, index), layer.values.index_select(0, index))
+              for layer in done.cache.layers]  # fmt: skip
+    logits = _forward(model, ids, mask, positions, DynamicCache(ddp_cache_data=layers))
     logprobs = torch.log_softmax(logits.float(), dim=-1)  # position t predicts continuation token t + 1
     out = []
     for j, cont in enumerate(conts):
         targets = torch.tensor(cont[1:], dtype=torch.long, device=logprobs.device)
         out.append(float(logprobs[j, : len(cont) - 1, :].gather(-1, targets.unsqueeze(-1)).sum()))
     return out
+
+
+def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any,
+             **kwargs: Any) -> torch.Tensor:
+    """The model's logits for `ids` after what `cache` holds (the cache is extended in place)."""
+    from biorab.generation.hf_cache import cache_kwarg
+
+    device = next(model.parameters()).device
+    out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+                use_cache=True, **{cache_kwarg(model): cache}, **kwargs)
+    logits: torch.Tensor = out.logits
+    return logits
