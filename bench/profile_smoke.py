@@ -106,15 +106,18 @@ def instrument_stages(p: Phases) -> None:
 
     def generation(self: Any, rows: list[dict[str, Any]]) -> Any:
         p.group = _datasets(rows)
-        with p.timed("generation stage (cache + backend)"):
-            return original(self, rows)
+        try:
+            with p.timed("generation stage (cache + backend)"):
+                return original(self, rows)
+        finally:
+            p.group = ""
 
     GenerationStage.__call__ = generation  # type: ignore[method-assign]
 
 
 def instrument_backend(p: Phases) -> None:
     """Timers inside the transformers backend: prefill/decode split by the input length of each forward."""
-    from biorab.generation import hf, hf_guided, hf_scoring, hf_stopping
+    from biorab.generation import hf, hf_guided, hf_stopping
 
     p.wrap(hf.TransformersBackend, "_generate_batch", "generate (HF generate)")
     p.wrap(hf.TransformersBackend, "_score", "label scoring")
@@ -123,13 +126,15 @@ def instrument_backend(p: Phases) -> None:
     p.wrap(hf_guided.RowGrammars, "__init__", "grammar: matchers")
     p.wrap(hf_guided.RowGrammars, "__call__", "grammar: masking")
     p.wrap(hf_stopping.RowStopStrings, "__call__", "stop-string checks")
-    p.wrap(hf_scoring, "score_labels", "score_labels")
     original_init = hf.TransformersBackend._load_model
 
     def load_model(self: Any) -> Any:
         model = original_init(self)
         forward = model.forward
 
+        # wraps: `generate` reads forward's signature (logits_to_keep, the cache keyword); a bare
+        # (*args, **kwargs) wrapper made it compute the prefill's logits at every position
+        @functools.wraps(forward)
         def timed_forward(*args: Any, **kwargs: Any) -> Any:
             ids = kwargs.get("input_ids", args[0] if args else None)
             phase = "model forward: prefill" if ids is None or ids.shape[1] > 1 else "model forward: decode"

@@ -32,9 +32,11 @@ class ReservedLayer(DynamicLayer):
             self.lazy_initialization(key_states, value_states)
         start = self.get_seq_length()
         end = start + key_states.shape[-2]
-        if not self._fits(end):  # first call (the prefill), or more tokens than reserved
-            self._key_buffer = _buffer(self.keys, key_states, end + self.reserve)
-            self._value_buffer = _buffer(self.values, value_states, end + self.reserve)
+        keys, values = self.keys, self.values
+        assert keys is not None and values is not None  # set by lazy_initialization
+        if not self._fits(keys, end):  # first call (the prefill), or more tokens than reserved
+            self._key_buffer = _buffer(keys, key_states, end + self.reserve)
+            self._value_buffer = _buffer(values, value_states, end + self.reserve)
         assert self._key_buffer is not None and self._value_buffer is not None
         self._key_buffer[..., start:end, :].copy_(key_states)
         self._value_buffer[..., start:end, :].copy_(value_states)
@@ -42,12 +44,12 @@ class ReservedLayer(DynamicLayer):
         self.values = self._value_buffer[..., :end, :]
         return self.keys, self.values
 
-    def _fits(self, end: int) -> bool:
-        """The buffers hold `end` positions and still back `self.keys` (nothing replaced them)."""
+    def _fits(self, keys: torch.Tensor, end: int) -> bool:
+        """The buffers hold `end` positions and still back `keys` (nothing replaced them)."""
         buffer = self._key_buffer
         if buffer is None or end > buffer.shape[-2]:
             return False
-        return self.keys.numel() == 0 or self.keys.data_ptr() == buffer.data_ptr()
+        return keys.numel() == 0 or keys.data_ptr() == buffer.data_ptr()
 
 
 def _buffer(current: torch.Tensor, new: torch.Tensor, size: int) -> torch.Tensor:
