@@ -250,7 +250,8 @@ def smoke_wall_times(job: str, dtype: str) -> str:
         with tempfile.TemporaryDirectory(prefix="bench-smoke-") as tmp:
             root = Path(tmp)
             spec = yaml.safe_load(Path(job).read_text(encoding="utf-8"))
-            spec.setdefault("backend", {}).setdefault("params", {})["dtype"] = dtype
+            if spec.get("backend", {}).get("name", "transformers") == "transformers":
+                spec.setdefault("backend", {}).setdefault("params", {})["dtype"] = dtype
             (root / "job.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
             (root / "cache").mkdir()
             if (cache_dir() / "models").is_dir():

@@ -57,10 +57,18 @@ def cpu_summary(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 
 def machine_summary(dtype: str) -> str:
-    """Two lines for a timing report: `cpu_summary`, and what `dtype` resolves to here (CPU) with the
-    load average (timings on a shared machine mean little without it)."""
+    """Lines for a timing report: `cpu_summary`, the SIMD level torch's kernels run at (lower than the
+    CPU's under ``ATEN_CPU_CAPABILITY=avx2``, which with ``MKL_ENABLE_INSTRUCTIONS=AVX2`` and
+    ``ONEDNN_MAX_CPU_ISA=AVX2`` runs an AVX-512 machine on the code paths of an AVX2-only CPU), what
+    `dtype` resolves to here (CPU), and the load average (a shared machine's timings need it)."""
+    import torch
+
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"cpu: {cpu_summary()}\ndtype: {dtype} -> {resolve_dtype(dtype, 'cpu')}; load average: {load}"
+    names = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+    forced = {k: os.environ[k] for k in names if k in os.environ}
+    return (f"cpu: {cpu_summary()}\ntorch kernels: {torch.backends.cpu.get_cpu_capability()}"
+            f"{' (forced: ' + ', '.join(f'{k}={v}' for k, v in forced.items()) + ')' if forced else ''}\n"
+            f"dtype: {dtype} -> {resolve_dtype(dtype, 'cpu')}; load average: {load}")
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:
