@@ -15,6 +15,11 @@ descendants (Ray's raylet, GCS and workers included), sampled every 50 ms.
 
     python bench/pipeline.py                               # SmolLM2 via transformers on CPU, ADE triples
     python bench/pipeline.py --backend fake --delay 0.05   # plumbing only
+    python bench/pipeline.py --smoke-only                  # only the smoke job's wall times
+
+It first prints the CPU (model, flags) and the dtype ``--dtype`` resolves to here, and ends with the wall
+time of ``biorab run jobs/smoke.yaml`` (its own ``wall time`` line) with empty caches and then fully cached
+(the same command again: every row on disk), in-process and on local Ray (``--no-smoke`` skips them).
 
 Targets: pipeline/batched >= 0.9 (steady), pipeline/loop >= 5 (steady), batched/loop >= 5 (steady). Every
 run uses the same number of torch threads (``--threads``, also the LLM actor's CPUs), the same batch size and
@@ -26,7 +31,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -226,6 +234,44 @@ def time_dtypes(config: Any, prompts: list[Any], args: argparse.Namespace) -> st
     return "\n".join(lines)
 
 
+def smoke_wall_times(job: str, dtype: str) -> str:
+    """`biorab run <job>` wall times (its ``wall time`` line): empty caches, then the same command again
+    (every row on disk), in-process and on local Ray; each pair in fresh output and cache folders, with
+    the prepared models linked in (the model is prepared; only the generation and hit caches are empty).
+    The job runs with ``backend.params.dtype`` set to `dtype` (a copy of the YAML), so a bf16 CPU can
+    time the float32 path an AVX2-only CPU takes with ``auto``."""
+    import yaml
+
+    from biorab.paths import cache_dir
+
+    biorab = str(Path(sys.executable).with_name("biorab"))
+    lines = [f"{job} wall time (s), dtype {dtype}:  empty caches | fully cached rerun"]
+    for executor, flag in (("in-process", "--no-ray"), ("local Ray", "--ray")):
+        with tempfile.TemporaryDirectory(prefix="bench-smoke-") as tmp:
+            root = Path(tmp)
+            spec = yaml.safe_load(Path(job).read_text(encoding="utf-8"))
+            if spec.get("backend", {}).get("name", "transformers") == "transformers":
+                spec.setdefault("backend", {}).setdefault("params", {})["dtype"] = dtype
+            (root / "job.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+            (root / "cache").mkdir()
+            if (cache_dir() / "models").is_dir():
+                (root / "cache" / "models").symlink_to(cache_dir() / "models")
+            env = {**os.environ, "BIORAB_CACHE_DIR": str(root / "cache")}
+            command = [biorab, "run", str(root / "job.yaml"), flag, "--output-dir", str(root / "runs")]
+            times = [_wall_time(command, env) for _ in range(2)]
+        lines.append(f"  {executor:<12} {times[0]:>12.1f} | {times[1]:>10.1f}")
+    return "\n".join(lines)
+
+
+def _wall_time(command: list[str], env: dict[str, str]) -> float:
+    """Run `command` and return the wall time it printed."""
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"wall time: ([0-9.]+) s", done.stdout + done.stderr)
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return float(found.group(1))
+
+
 def report(timings: list[Timing]) -> str:
     by = {t.name.split(" ")[0]: t for t in timings}
     lines = [f"{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}{'tok/s':>8}"
@@ -261,11 +307,25 @@ def main() -> None:
     parser.add_argument("--dtype", default="auto", help="transformers dtype of the three main runs")
     parser.add_argument("--dtypes", default="float32,bfloat16", help="per-dtype table's dtypes ('' skips)")
     parser.add_argument("--dtype-n", type=int, default=16, help="prompts of the per-dtype table")
+    parser.add_argument("--job", default="jobs/smoke.yaml", help="the job whose wall times end the report")
+    parser.add_argument("--no-smoke", action="store_true", help="skip the job's wall times")
+    parser.add_argument("--smoke-only", action="store_true", help="only the job's wall times")
     args = parser.parse_args()
     for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
                        "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false"}.items():
         os.environ.setdefault(key, value)
 
+    from biorab.generation.hf_dtype import machine_summary
+
+    print(machine_summary(args.dtype), flush=True)
+    if not args.smoke_only:
+        bench_backend(args)
+    if not args.no_smoke:
+        print("\n" + smoke_wall_times(args.job, args.dtype))
+
+
+def bench_backend(args: argparse.Namespace) -> None:
+    """The pipeline, the bare batched backend and the one-prompt loop on the same prompts (and per dtype)."""
     from biorab.generation import build_backend
 
     with tempfile.TemporaryDirectory() as out:

@@ -203,6 +203,7 @@ class TransformersBackend:
             # a grammar lets a row end with any EOS it was built with: generate must stop on all of them
             sampling.update(logits_processor=LogitsProcessorList([processor]),
                             eos_token_id=sorted(_eos_ids(self.model, self.tokenizer)))  # fmt: skip
+        sampling.update(_reserved_cache(self.model, params.max_tokens))
         with torch.random.fork_rng(devices=[]):  # seeded sampling without touching the caller's RNG
             torch.manual_seed(params.seed)
             output = self.model.generate(
@@ -253,6 +254,19 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     if tokenizer.eos_token_id is not None:
         found.add(tokenizer.eos_token_id)
     return found
+
+
+def _reserved_cache(model: Any, max_tokens: int) -> dict[str, Any]:
+    """`generate`'s cache argument: a `ReservedCache` (no per-token copy of the cache) for models whose
+    layers all attend to the full context; ``{}`` (transformers' default cache) for sliding-window or
+    hybrid models, whose layers the reserved cache does not model."""
+    from biorab.generation.hf_cache import ReservedCache, cache_kwarg
+
+    config = model.config.get_text_config(decoder=True)
+    layer_types = set(getattr(config, "layer_types", None) or ["full_attention"])
+    if getattr(config, "sliding_window", None) or layer_types != {"full_attention"}:
+        return {}
+    return {cache_kwarg(model): ReservedCache(config.num_hidden_layers, max_tokens)}
 
 
 def _length_sorted_batches(rows: list[int], ids: list[list[int]], size: int) -> list[list[int]]:

@@ -7,6 +7,7 @@ avx512_bf16 or AMX). Elsewhere torch emulates bf16 matmuls and a batch of 8 ran 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,47 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
         if key.strip() in {"flags", "Features"}:  # x86 / Arm spelling
             return frozenset(value.split())
     return frozenset()
+
+
+#: The flags that decide the CPU's matmul speed (printed with every timing: `cpu_summary`).
+SIMD_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "bf16")
+
+
+def cpu_summary(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """One line for a timing report: model name, logical CPUs, the SIMD flags present and absent.
+
+    >>> cpu_summary(Path("/nonexistent")).split(";")[1]
+    ' flags: -'
+    """
+    model = "unknown CPU"
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    flags = cpu_flags(cpuinfo)
+    present = [f for f in SIMD_FLAGS if f in flags]
+    absent = [f for f in SIMD_FLAGS if f not in flags]
+    return (f"{model}, {os.cpu_count()} logical CPUs; flags: {' '.join(present) or '-'}; "
+            f"absent: {' '.join(absent) or '-'}")
+
+
+def machine_summary(dtype: str) -> str:
+    """Lines for a timing report: `cpu_summary`, the SIMD level torch's kernels run at (lower than the
+    CPU's under ``ATEN_CPU_CAPABILITY=avx2``, which with ``MKL_ENABLE_INSTRUCTIONS=AVX2`` and
+    ``ONEDNN_MAX_CPU_ISA=AVX2`` runs an AVX-512 machine on the code paths of an AVX2-only CPU), what
+    `dtype` resolves to here (CPU), and the load average (a shared machine's timings need it)."""
+    import torch
+
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    names = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+    forced = {k: os.environ[k] for k in names if k in os.environ}
+    return (f"cpu: {cpu_summary()}\ntorch kernels: {torch.backends.cpu.get_cpu_capability()}"
+            f"{' (forced: ' + ', '.join(f'{k}={v}' for k, v in forced.items()) + ')' if forced else ''}\n"
+            f"dtype: {dtype} -> {resolve_dtype(dtype, 'cpu')}; load average: {load}")
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:

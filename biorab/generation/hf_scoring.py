@@ -4,6 +4,13 @@ This gives `Generation.label_logprobs` (for AUROC/AUPRC) and constrained decodin
 (the answer is the best-scoring label). Each label is scored as a continuation of the prompt: the label's
 tokens are appended to the prompt's tokens, with one leading space when the prompt does not end in
 whitespace (so ``"Answer:"`` + ``"y"`` is scored as ``"Answer: y"``, the way the model would write it).
+
+The prompt is run once per request, not once per label: one forward pass over the prompts (sorted by
+length, left-padded) gives the distribution of every label's first token and the prompts' KV cache; the
+remaining tokens of the labels (``"(A)"`` is three tokens) then run as short continuations on that cache.
+A label set of four labels thus costs one prompt pass plus a few tokens, where scoring each label as its
+own sequence cost four prompt passes (the job's medmcqa and classification cells spent most of their
+CPU there, docs/pipeline.md).
 """
 
 from __future__ import annotations
@@ -26,6 +33,16 @@ class ScoringRequest:
     labels: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class _PromptPass:
+    """What one batch of prompts leaves for its labels: next-token log-probs, KV cache and mask."""
+
+    first: torch.Tensor  # [rows, vocab] log P(next token | prompt)
+    cache: Any  # the prompts' DynamicCache
+    mask: torch.Tensor  # [rows, width] left-padded attention mask
+    lengths: torch.Tensor  # [rows] prompt lengths (the next position of each row)
+
+
 def score_labels(
     model: Any, tokenizer: Any, requests: Sequence[ScoringRequest], *, batch_size: int, pad_id: int
 ) -> list[dict[str, float]]:
@@ -33,51 +50,93 @@ def score_labels(
 
     Returns one ``{label: logprob}`` per request, in order. The values are unnormalised (they do not sum
     to 1 over the labels): a metric that needs probabilities normalises them over the label set.
+    `batch_size` bounds the prompts of one prompt pass and the label continuations of one cache pass.
     """
-    pairs: list[tuple[int, str, list[int]]] = []
-    for index, request in enumerate(requests):
-        for label in request.labels:
-            cont = tokenizer(continuation_text(request.prompt_text, label), add_special_tokens=False)
-            pairs.append((index, label, list(cont["input_ids"])))
+    conts = [
+        [list(tokenizer(continuation_text(r.prompt_text, label), add_special_tokens=False)["input_ids"])
+         for label in r.labels]
+        for r in requests
+    ]  # fmt: skip
     results: list[dict[str, float]] = [{} for _ in requests]
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start : start + batch_size]
-        sequences = [requests[i].prompt_ids + cont for i, _, cont in chunk]
-        scores = _continuation_logprobs(model, sequences, [len(c) for _, _, c in chunk], pad_id)
-        for (index, label, _), value in zip(chunk, scores, strict=True):
-            results[index][label] = value
+    order = sorted(range(len(requests)), key=lambda i: (-len(requests[i].prompt_ids), i))  # less padding
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        with torch.inference_mode():
+            done = _prompt_pass(model, [requests[i].prompt_ids for i in rows], pad_id)
+            pairs = [(b, k) for b, i in enumerate(rows) for k in range(len(requests[i].labels))]
+            values = _pair_logprobs(model, done, [conts[rows[b]][k] for b, k in pairs], [b for b, _ in pairs],
+                                    batch_size=batch_size, pad_id=pad_id)  # fmt: skip
+        for (b, k), value in zip(pairs, values, strict=True):
+            results[rows[b]][requests[rows[b]].labels[k]] = value
     return results
 
 
-@torch.inference_mode()
-def _continuation_logprobs(
-    model: Any, sequences: list[list[int]], cont_lengths: list[int], pad_id: int
-) -> list[float]:
-    """Log-prob of the last `cont_lengths[i]` tokens of each sequence, in one left-padded forward pass.
+def _prompt_pass(model: Any, prompts: list[list[int]], pad_id: int) -> _PromptPass:
+    """One left-padded forward pass over `prompts`, keeping the cache and the last position's logits."""
+    from transformers import DynamicCache
 
-    Left padding puts every continuation at the end, so only the last ``max(cont) + 1`` positions need
-    logits (`logits_to_keep`), which keeps memory at batch x continuation x vocab, not x prompt length.
-    """
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, seq in enumerate(prompts):
         ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
         mask[row, width - len(seq) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    keep = max(cont_lengths) + 1
-    device = next(model.parameters()).device
-    logits = model(
-        input_ids=ids.to(device),
-        attention_mask=mask.to(device),
-        position_ids=positions.to(device),
-        logits_to_keep=keep,
-        use_cache=False,
-    ).logits.float()
-    logprobs = torch.log_softmax(logits[:, :-1, :], dim=-1)  # position t predicts token t + 1
+    cache = DynamicCache(config=model.config)
+    logits = _forward(model, ids, mask, positions, cache, logits_to_keep=1)
+    first = torch.log_softmax(logits[:, -1, :].float(), dim=-1)
+    lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
+    return _PromptPass(first, cache, mask, lengths)
+
+
+def _pair_logprobs(
+    model: Any, done: _PromptPass, conts: list[list[int]], rows: list[int], *, batch_size: int, pad_id: int
+) -> list[float]:
+    """Log-prob of each continuation `conts[j]` after the prompt of row `rows[j]` of `done`."""
+    values = [float(done.first[row, cont[0]]) if cont else 0.0 for row, cont in zip(rows, conts, strict=True)]
+    longer = [j for j, cont in enumerate(conts) if len(cont) > 1]  # tokens after the first need the cache
+    for start in range(0, len(longer), batch_size):
+        chunk = longer[start : start + batch_size]
+        rest = _cached_continuations(model, done, [conts[j] for j in chunk], [rows[j] for j in chunk], pad_id)
+        for j, value in zip(chunk, rest, strict=True):
+            values[j] += value
+    return values
+
+
+def _cached_continuations(
+    model: Any, done: _PromptPass, conts: list[list[int]], rows: list[int], pad_id: int
+) -> list[float]:
+    """Log-prob of tokens ``1:`` of each continuation, fed (right-padded, without its last token) after
+    its row's cached prompt; the first token's log-prob is already in ``done.first``."""
+    from transformers import DynamicCache
+
+    index = torch.tensor(rows, dtype=torch.long)
+    width = max(len(c) for c in conts) - 1
+    ids = torch.full((len(conts), width), pad_id, dtype=torch.long)
+    cont_mask = torch.zeros((len(conts), width), dtype=torch.long)
+    for j, cont in enumerate(conts):
+        ids[j, : len(cont) - 1] = torch.tensor(cont[:-1], dtype=torch.long)
+        cont_mask[j, : len(cont) - 1] = 1
+    mask = torch.cat([done.mask[index], cont_mask], dim=-1)
+    positions = done.lengths[index].unsqueeze(-1) + torch.arange(width).unsqueeze(0)
+    layers = [(layer.keys.index_select(0, index), layer.values.index_select(0, index))
+              for layer in done.cache.layers]  # fmt: skip
+    logits = _forward(model, ids, mask, positions, DynamicCache(ddp_cache_data=layers))
+    logprobs = torch.log_softmax(logits.float(), dim=-1)  # position t predicts continuation token t + 1
     out = []
-    for row, length in enumerate(cont_lengths):
-        targets = ids[row, width - length :].to(device)
-        predicted = logprobs[row, logprobs.shape[1] - length :, :]
-        out.append(float(predicted.gather(-1, targets.unsqueeze(-1)).sum()))
+    for j, cont in enumerate(conts):
+        targets = torch.tensor(cont[1:], dtype=torch.long, device=logprobs.device)
+        out.append(float(logprobs[j, : len(cont) - 1, :].gather(-1, targets.unsqueeze(-1)).sum()))
     return out
+
+
+def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any,
+             **kwargs: Any) -> torch.Tensor:
+    """The model's logits for `ids` after what `cache` holds (the cache is extended in place)."""
+    from biorab.generation.hf_cache import cache_kwarg
+
+    device = next(model.parameters()).device
+    out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+                use_cache=True, **{cache_kwarg(model): cache}, **kwargs)
+    logits: torch.Tensor = out.logits
+    return logits

@@ -39,3 +39,14 @@ def test_auto_dtype_follows_native_bf16(
 def test_explicit_dtype_is_kept() -> None:
     assert resolve_dtype("bfloat16", "cpu", flags=frozenset({"avx2"})) == "bfloat16"
     assert resolve_dtype("float32", "cuda") == "float32"
+
+
+def test_cpu_summary_names_model_and_present_and_absent_flags(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu avx2 fma sse4_2\n")
+    summary = hf_dtype.cpu_summary(info)
+    assert summary.startswith("AMD EPYC 7B13, ")
+    flags, absent = summary.split("; ")[1:]
+    assert flags == "flags: avx2 fma"
+    assert absent == "absent: avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile bf16"
+    assert "flags: -" in hf_dtype.cpu_summary(tmp_path / "missing")
