@@ -51,7 +51,10 @@ def resolve_model_ref(ref: str, *, key: str, cache_dir: str | Path | None = None
 
     pinned, version = _pinned(ref, key, tracking_uri)
     target = default_cache(cache_dir) / "mlflow-models" / _download_key(pinned, tracking_uri)
-    folder = target if target.is_dir() else _download(pinned, target, key, tracking_uri)
+    if not target.is_dir():
+        source = _source_uri(pinned, version, key, tracking_uri)
+        _download(source, target, key, tracking_uri)
+    folder = target
     return ResolvedModel(ref, _with_marker(_payload(folder), ref, marker, key), version)
 
 
@@ -81,6 +84,22 @@ def _pinned(ref: str, key: str, tracking_uri: str | None) -> tuple[str, str | No
         return ref, str(client.get_model_version(name, number).version) if number else None
     except MlflowException as e:
         raise ConfigError(f"{key} {ref!r} is not in the MLflow registry ($MLFLOW_TRACKING_URI): "
+                          f"{_first_line(e)}", key=key) from e
+
+
+def _source_uri(pinned: str, version: str | None, key: str, tracking_uri: str | None) -> str:
+    """Where a registered version's files are (its run's artifact URI); other URIs as they are."""
+    if not pinned.startswith("models:/") or version is None:
+        return pinned
+    from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
+
+    name = pinned[len("models:/"):].split("/", 1)[0]
+    try:
+        client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
+        return str(client.get_model_version_download_uri(name, version))
+    except MlflowException as e:
+        raise ConfigError(f"{key} {pinned!r}: no download location in the MLflow registry: "
                           f"{_first_line(e)}", key=key) from e
 
 
