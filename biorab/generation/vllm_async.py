@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,8 +26,8 @@ from biorab.generation.vllm_engine import (
     _lora_request,
     _max_model_len,
     _on_cpu,
-    engine_env,
     engine_kwargs,
+    set_engine_env,
 )
 from biorab.records import Generation, Prompt
 
@@ -48,8 +47,7 @@ class AsyncVLLMBackend:
                                     auto_prepare=p.auto_prepare)
         self.adapter = local_adapter(p.adapter_path, self.source)
         self._on_cpu = on_cpu = _on_cpu(p.device)
-        for name, value in engine_env(p, on_cpu=on_cpu).items():
-            os.environ.setdefault(name, value)
+        set_engine_env(p, on_cpu=on_cpu)
         kwargs = engine_kwargs(p, self.source.location, on_cpu=on_cpu, adapter=self.adapter)
         self.engine: Any = AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs, disable_log_stats=True))
         self.tokenizer = self.engine.get_tokenizer()

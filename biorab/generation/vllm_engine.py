@@ -104,8 +104,7 @@ class VLLMBackend:
         )
         self.adapter = local_adapter(p.adapter_path, self.source)  # models:/ URIs downloaded once
         on_cpu = self._on_cpu = _on_cpu(p.device)
-        for name, value in engine_env(p, on_cpu=on_cpu).items():
-            os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
+        set_engine_env(p, on_cpu=on_cpu)
         kwargs = engine_kwargs(p, self.source.location, on_cpu=on_cpu, adapter=self.adapter)
         self.llm: Any = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
@@ -247,6 +246,12 @@ def _on_cpu(device: str) -> bool:
     except ImportError:
         return True
     return not torch.cuda.is_available()
+
+
+def set_engine_env(p: VLLMBackend.Params, *, on_cpu: bool) -> None:
+    """Set `engine_env`'s variables that are not set yet, before an engine (offline or async) starts."""
+    for name, value in engine_env(p, on_cpu=on_cpu).items():
+        os.environ.setdefault(name, value)  # vLLM reads these when the engine starts
 
 
 def engine_env(p: VLLMBackend.Params, *, on_cpu: bool) -> dict[str, str]:
