@@ -79,7 +79,9 @@ def test_kill_nine_of_the_driver_leaves_no_ray_process(tmp_path: Path, data_dir:
     assert any("agent" in name.lower() or "raylet" in name for _, name in known.values()), known
     os.kill(proc.pid, signal.SIGKILL)  # the driver alone: its process group lives on
     proc.wait(10)
-    end = time.monotonic() + 15
+    # 30 s: without the reaper the agents outlive the driver by ~60 s; on a loaded machine (another Ray and
+    # a vLLM engine starting beside it) a raylet the reaper killed was still exiting 15 s after the kill.
+    end = time.monotonic() + 30
     while survivors(known) and time.monotonic() < end:
         time.sleep(0.5)
     left = survivors(known)
@@ -87,4 +89,4 @@ def test_kill_nine_of_the_driver_leaves_no_ray_process(tmp_path: Path, data_dir:
         pid = int(item.split()[0])
         with contextlib.suppress(psutil.Error):
             psutil.Process(pid).kill()
-    assert left == [], f"Ray processes still alive 15 s after the driver was killed: {left}"
+    assert left == [], f"Ray processes still alive 30 s after the driver was killed: {left}"
