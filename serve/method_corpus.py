@@ -7,12 +7,10 @@ so a corpus an evaluated run already transformed is reused, and the served RAL i
 
 from __future__ import annotations
 
-import logging
+import sys
 from pathlib import Path
 
 from serve.config import ServeConfig
-
-log = logging.getLogger(__name__)
 
 
 def method_corpus(cfg: ServeConfig) -> str | None:
@@ -24,8 +22,16 @@ def method_corpus(cfg: ServeConfig) -> str | None:
     from biorab.paths import cache_dir
 
     root = Path(cache_dir(cfg.cache.dir))
-    log.warning("retrieval method %s: preparing the transformed %s/%s corpus (reused once stored)",
-                cfg.retrieval.method, cfg.dataset, cfg.retrieval.testbed)
     folder = ensure_method_corpus(cfg, cfg.dataset, cfg.retrieval, seed=cfg.seed, data_dir=cfg.data_dir,
-                                  generations_store=default_store_paths(root)[1], cache_root=root)
+                                  generations_store=default_store_paths(root)[1], cache_root=root,
+                                  on_transform=_announce(cfg))
     return str(folder)
+
+
+def _announce(cfg: ServeConfig) -> object:
+    def say() -> None:  # printed, not logged: the driver of `biorab serve` configures no logging
+        print(f"retrieval method {cfg.retrieval.method}: transforming the {cfg.dataset}/"
+              f"{cfg.retrieval.testbed} corpus with the configured backend before serving (stored and "
+              "reused afterwards)", file=sys.stderr, flush=True)
+
+    return say

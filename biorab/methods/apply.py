@@ -111,26 +111,30 @@ def stored_digest(folder: Path) -> str | None:
 def ensure_method_corpus(
     config: _Declared, dataset: str, retrieval: Any, *, seed: int, data_dir: str | None,
     generations_store: Path, cache_root: Path, backend: Any = None, batch_size: int = 64,
+    on_transform: Any = None,
 ) -> Path:
     """The folder of the retrieval entry's transformed corpus (`method_folder`), transformed now with the
     declared backend when it is not stored yet. Runs and Serve (`serve.method_corpus`) both come here,
-    so a served RAL indexes exactly the corpus an evaluated cell with the same blocks indexes."""
+    so a served RAL indexes exactly the corpus an evaluated cell with the same blocks indexes.
+    `on_transform`: called before a transform that is not stored yet starts (to say so)."""
     lazy = backend if isinstance(backend, _LazyBackend) else _LazyBackend(config, backend)
     try:
         return _ensure(config, dataset, retrieval, seed, data_dir, lazy, generations_store, cache_root,
-                       batch_size)
+                       batch_size, on_transform)
     finally:
         if lazy is not backend:
             lazy.close()
 
 
 def _ensure(config: _Declared, dataset: str, r: Any, seed: int, data_dir: str | None, lazy: _LazyBackend,
-            generations_store: Path, cache_root: Path, batch_size: int) -> Path:
+            generations_store: Path, cache_root: Path, batch_size: int, on_transform: Any = None) -> Path:
     from biorab.corpora import build_corpus
 
     source, truth = build_corpus(r.testbed, dataset, rate=r.rate, seed=seed, data_dir=data_dir)
     folder = method_folder(config, r.method, source.digest, cache_root)
     if not is_complete(folder):
+        if on_transform is not None:
+            on_transform()
         generator = CachedGenerator(lazy.get(), GenerationStore(generations_store), name=config.backend.name)
         corpus, ledger = transform_corpus(r.method, source, generator, config.sampling, batch_size=batch_size)
         write_transformed(folder, corpus, truth, ledger, {"source_digest": source.digest,
