@@ -67,7 +67,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
         retriever = _deployment(Retriever, d.retriever.ray_options()).bind(
             cfg.retrieval.model_dump(mode="json"), dataset=cfg.dataset, seed=cfg.seed, data_dir=cfg.data_dir,
             cache_dir=cfg.cache.dir, hits=cfg.cache.hits, corpus_dir=method_corpus(cfg))
-    generator = _deployment(Generator, d.generator.ray_options()).bind(
+    generator = _deployment(Generator, d.generator.ray_options(cfg.tensor_parallel_size)).bind(
         cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
         cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,
         max_batch_size=d.generator.max_batch_size, batch_wait_timeout_s=d.generator.batch_wait_timeout_s)

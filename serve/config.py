@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -74,12 +74,32 @@ class DeploymentOptions(Params):
 
 
 class GeneratorOptions(DeploymentOptions):
-    """The generator deployment: also how requests are batched (`serve.batch`)."""
+    """The generator deployment: also how requests are batched (`serve.batch`), and where a
+    tensor-parallel vLLM engine's GPUs come from.
+
+    Attributes:
+        placement_group_strategy: with ``tensor_parallel_size > 1``, how each replica's GPU bundles are
+            placed (``STRICT_PACK``: all ranks of a replica on one node, where its GPUs share a fast link).
+    """
 
     num_cpus: float = Field(default=1.0, ge=0.0)
     max_ongoing_requests: int = Field(default=32, ge=1)
     max_batch_size: int = Field(default=8, ge=1)
     batch_wait_timeout_s: float = Field(default=0.02, ge=0.0)
+    placement_group_strategy: Literal["PACK", "STRICT_PACK", "SPREAD", "STRICT_SPREAD"] = "STRICT_PACK"
+
+    def ray_options(self, tensor_parallel_size: int = 1) -> dict[str, Any]:
+        """`DeploymentOptions.ray_options`; with `tensor_parallel_size` > 1, one placement-group bundle per
+        tensor-parallel rank (``{"GPU": 1}``, the replica's CPUs in the first, where Serve starts the
+        replica): vLLM's Ray executor starts one worker per bundle of the replica's group. The replica
+        itself then holds no GPU (its ``ray_actor_options`` must fit in the first bundle)."""
+        opts = super().ray_options()
+        if tensor_parallel_size > 1:
+            opts["ray_actor_options"] = {"num_cpus": self.num_cpus, "num_gpus": 0.0}
+            opts["placement_group_bundles"] = ([{"CPU": self.num_cpus, "GPU": 1.0}]
+                                               + [{"GPU": 1.0}] * (tensor_parallel_size - 1))
+            opts["placement_group_strategy"] = self.placement_group_strategy
+        return opts
 
     @model_validator(mode="after")
     def _room_for_a_batch(self) -> GeneratorOptions:
@@ -189,6 +209,21 @@ class ServeConfig(Params):
     @property
     def base_model(self) -> str:
         return str(self.backend.params.get("model", "default"))
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """GPUs per generator replica: a ``vllm`` backend's ``tensor_parallel_size``, else 1."""
+        return int(self.backend.params.get("tensor_parallel_size", 1)) if self.backend.name == "vllm" else 1
+
+    @model_validator(mode="after")
+    def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfig:
+        # With TP > 1 the engine's workers hold the GPUs (one bundle each); a GPU on the replica itself
+        # would be one more than the bundles give.
+        if self.tensor_parallel_size > 1 and self.deployments.generator.num_gpus > 0:
+            raise ValueError(f"deployments.generator.num_gpus: leave it 0 with backend.params."
+                             f"tensor_parallel_size {self.tensor_parallel_size}: the generator then gets one "
+                             f"GPU bundle per rank")
+        return self
 
 
 def load_serve_config(path: str | Path | None = None, *, backend: str | None = None,

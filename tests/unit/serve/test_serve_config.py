@@ -80,6 +80,35 @@ deployments:
                                           "{tensor_parallel: 2}}\n"))
 
 
+def test_a_tensor_parallel_generator_gets_one_gpu_bundle_per_rank(tmp_path: Path) -> None:
+    """What Serve receives for the generator of a TP=4 vLLM backend (no GPU needed: the deployment's
+    options, as `compose` binds them): four bundles of one GPU per replica, packed on one node, the
+    replica's CPU in the first bundle and no GPU on the replica itself."""
+    from serve.app import compose
+
+    text = """
+dataset: medmcqa
+retrieval: {testbed: none, template: noexample}
+backend: {name: vllm, params: {model: meta-llama/Llama-3.1-70B-Instruct, tensor_parallel_size: 4}}
+auth: {enabled: false}
+deployments:
+  generator: {num_cpus: 2, autoscaling: {min_replicas: 1, max_replicas: 2}}
+"""
+    cfg = load_serve_config(write(tmp_path, text))
+    generator = compose(cfg, None)._bound_deployment.init_args[2]._bound_deployment
+    replica = generator._replica_config
+    assert replica.placement_group_bundles == [{"CPU": 2.0, "GPU": 1.0}, {"GPU": 1.0}, {"GPU": 1.0},
+                                               {"GPU": 1.0}]
+    assert replica.placement_group_strategy == "STRICT_PACK"
+    assert (replica.ray_actor_options["num_cpus"], replica.ray_actor_options["num_gpus"]) == (2.0, 0.0)
+    assert generator._deployment_config.autoscaling_config.max_replicas == 2  # bundles are per replica
+    one = load_serve_config(write(tmp_path, text.replace("tensor_parallel_size: 4", "tensor_parallel_size: 1")))
+    single = compose(one, None)._bound_deployment.init_args[2]._bound_deployment._replica_config
+    assert single.placement_group_bundles is None  # TP=1: the replica's own num_gpus, no group
+    with pytest.raises(ConfigError, match="num_gpus: leave it 0 with backend.params.tensor_parallel_size 4"):
+        load_serve_config(write(tmp_path, text.replace("num_cpus: 2,", "num_cpus: 2, num_gpus: 1,")))
+
+
 def test_serve_config_yaml_is_a_valid_ray_serve_config_bound_to_loopback() -> None:
     from ray.serve.schema import ServeDeploySchema
 
