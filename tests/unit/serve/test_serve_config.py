@@ -102,7 +102,7 @@ deployments:
     assert replica.placement_group_strategy == "STRICT_PACK"
     assert (replica.ray_actor_options["num_cpus"], replica.ray_actor_options["num_gpus"]) == (2.0, 0.0)
     assert generator._deployment_config.autoscaling_config.max_replicas == 2  # bundles are per replica
-    one = load_serve_config(write(tmp_path, text.replace("tensor_parallel_size: 4", "tensor_parallel_size: 1")))
+    one = load_serve_config(write(tmp_path, text.replace("size: 4", "size: 1")))
     single = compose(one, None)._bound_deployment.init_args[2]._bound_deployment._replica_config
     assert single.placement_group_bundles is None  # TP=1: the replica's own num_gpus, no group
     with pytest.raises(ConfigError, match="num_gpus: leave it 0 with backend.params.tensor_parallel_size 4"):
