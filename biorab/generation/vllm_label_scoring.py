@@ -6,8 +6,9 @@ backend's rule, `biorab.generation.label_answer`). vLLM can give them two ways (
 - **by prefix tree** (``tree``): the labels' token sequences form a tree; one request per inner node
   (the prompt + that node's tokens, one new token) returns the log-probs of exactly the node's child
   tokens (``SamplingParams.logprob_token_ids``, from the raw logits). The root request prefills the
-  prompt; every other request reads the prompt's KV blocks from the prefix cache (in the same engine step:
-  vLLM registers a block when it is scheduled) and computes only the tokens after the last full block.
+  prompt; every other request reads the prompt's KV blocks from the prefix cache (even when sent in the
+  same `generate` call: vLLM registers a block when it schedules it) and computes only the tokens after
+  the last full block.
   ``y``/``n`` is one request; ``(A)``..``(D)`` (``" (" "A" ")"``) six, each a few tokens long.
 - **per label** (``labels``): one request per label, prompt + label, with ``prompt_logprobs=1``; vLLM
   then skips reading the prefix cache (cached positions would have no prompt log-probs), so each label
