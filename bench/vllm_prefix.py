@@ -136,7 +136,7 @@ def per_label_scoring() -> Iterator[None]:
                             tuple(ScoreRequest(list(prompt_ids) + list(c), None) for c in labels.values()))
 
     kept = vllm_engine.plan_scoring
-    vllm_engine.plan_scoring = per_label  # type: ignore[assignment]
+    vllm_engine.plan_scoring = per_label
     try:
         yield
     finally:
@@ -170,7 +170,8 @@ def main() -> None:
     print(f"CPU: {os.cpu_count()} cores; flags: {' '.join(shown)}; load average {os.getloadavg()}")
     model_cache = str(cache_dir())
     smoke = ["ade", "ade_corpus_v2", "medmcqa"]
-    rows_a, rows_b = [], []
+    rows_a: list[tuple[int, str, dict[str, float]]] = []
+    rows_b: list[tuple[int, str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-prefix-") as tmp:
         root = Path(tmp)
         for block in args.block_sizes:
@@ -201,8 +202,8 @@ def main() -> None:
     print("| KV block | prefix order | rows | wall (s) | in generate (s) | engine requests | "
           "prompt tokens computed | prefix-cache hit rate |")
     print("|---|---|---|---|---|---|---|---|")
-    for block, order, r in rows_a:
-        print(f"| {block} | {order} | {r['rows']} | {r['wall']:.1f} | {r['generate']:.1f} | "
+    for block, shown_order, r in rows_a:
+        print(f"| {block} | {shown_order} | {r['rows']} | {r['wall']:.1f} | {r['generate']:.1f} | "
               f"{r['requests']} | {r['computed']} | {r['hit_rate']:.1%} |")
     print(f"\nlabel scoring, BM25 labeled k=1 on ade_corpus_v2, medmcqa, hetionet, {args.limit} each, "
           "prefix order on:")
