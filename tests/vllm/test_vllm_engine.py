@@ -119,7 +119,7 @@ def test_labels_are_scored_like_transformers_with_one_prefill_per_prompt(backend
             assert v.label_logprobs[label] == pytest.approx(value, abs=2e-2), label
         assert v.text == max(v.label_logprobs, key=v.label_logprobs.__getitem__) == h.text
         assert v.finish_reason == "stop" and v.completion_tokens >= 1
-    assert [g.text for g in vllm_gens] == ['y', '(C)', 'upregulates']
+    assert [g.text for g in vllm_gens] == ["y", "(C)", "upregulates"]
     (scored,) = recorder.calls  # argmax rows only: one call, no generation requests
     per_row = [len(plan.scorings[i].requests) for i in range(3)]
     assert [plan.scorings[i].design for i in range(3)] == ["tree", "labels", "tree"]
