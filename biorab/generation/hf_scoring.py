@@ -5,8 +5,8 @@ This gives `Generation.label_logprobs` (for AUROC/AUPRC) and constrained decodin
 tokens are appended to the prompt's tokens, with one leading space when the prompt does not end in
 whitespace (so ``"Answer:"`` + ``"y"`` is scored as ``"Answer: y"``, the way the model would write it).
 
-The prompt is run once per request, not once per label: one forward pass over the prompts (sorted by
-length, left-padded) gives the distribution of every label's first token and the prompts' KV cache; the
+The prompt is run once per request, not once per label: one prefill of the prompts (sorted by length,
+in groups of similar length, `biorab.generation.hf_prefill`) gives the distribution of every label's first token and the prompts' KV cache; the
 remaining tokens of the labels (``"(A)"`` is three tokens) then run as short continuations on that cache.
 A label set of four labels thus costs one prompt pass plus a few tokens, where scoring each label as its
 own sequence cost four prompt passes (the job's medmcqa and classification cells spent most of their
@@ -72,21 +72,15 @@ def score_labels(
 
 
 def _prompt_pass(model: Any, prompts: list[list[int]], pad_id: int) -> _PromptPass:
-    """One left-padded forward pass over `prompts`, keeping the cache and the last position's logits."""
-    from transformers import DynamicCache
+    """The prompts' left-padded cache and next-token log-probs, prefilled without padding
+    (`biorab.generation.hf_prefill`)."""
+    from biorab.generation.hf_prefill import prefill
 
-    width = max(len(p) for p in prompts)
-    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, seq in enumerate(prompts):
-        ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
-        mask[row, width - len(seq) :] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    cache = DynamicCache(config=model.config)
-    logits = _forward(model, ids, mask, positions, cache, logits_to_keep=1)
-    first = torch.log_softmax(logits[:, -1, :].float(), dim=-1)
+    done = prefill(model, prompts, reserve=0, pad_id=pad_id, keep_logits=True)
+    assert done.last_logits is not None  # keep_logits, and every prompt has tokens
+    first = torch.log_softmax(done.last_logits.float(), dim=-1)
     lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
-    return _PromptPass(first, cache, mask, lengths)
+    return _PromptPass(first, done.cache, done.mask, lengths)
 
 
 def _pair_logprobs(
