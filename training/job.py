@@ -135,20 +135,9 @@ def _job_info(cfg: TuneJobConfig, job_dir: Path, data: dict[str, Any]) -> dict[s
     }
     if not cfg.mlflow.enabled:
         return info
-    uri = tracking.tracking_uri(cfg, job_dir)
-    client = tracking.client(uri)
-    exp = tracking.experiment_id(client, cfg.mlflow.experiment, job_dir, uri)
-    run_id = tracking.find_or_create_run(client, exp, {tracking.JOB_TAG: str(job_dir)}, name=cfg.name)
-    tracking.log_params(
-        client,
-        run_id,
-        {
-            "kind": cfg.kind,
-            "num_samples": cfg.tune.num_samples,
-            "metric": cfg.tune.metric,
-            **{f"data.{k}": v for k, v in data.items()},
-        },
-    )
+    params = {"kind": cfg.kind, "num_samples": cfg.tune.num_samples, "metric": cfg.tune.metric,
+              **{f"data.{k}": v for k, v in data.items()}}
+    uri, exp, run_id = tracking.open_job_run(cfg, job_dir, params)
     return {**info, "run_id": run_id, "tracking_uri": uri, "experiment_id": exp}
 
 
