@@ -90,8 +90,9 @@ def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = Fals
         return True
     if worker_logs != "always":
         options["log_to_driver"] = False
-    local = {"num_cpus": settings.num_cpus, "object_store_memory": settings.object_store_memory,
-             "_temp_dir": settings.temp_dir, **({"address": "local"} if fresh else {})}
+    local: dict[str, Any] = {"num_cpus": settings.num_cpus,
+                             "object_store_memory": settings.object_store_memory,
+                             "_temp_dir": settings.temp_dir, **({"address": "local"} if fresh else {})}
     if train_dashboard:
         _train_local(local, options)
     else:
