@@ -154,7 +154,7 @@ def track(
     uri: Annotated[str | None, typer.Option("--uri", help="tracking URI instead of the config's")] = None,
 ) -> None:
     """Log finished results on disk to MLflow again (after an unreachable tracking server), no compute."""
-    from biorab.tracking.replay import track_dir
+    from biorab.cli.replay_tracking import track_dir
 
     uri = track_dir(run_dir, uri=uri)
     typer.echo(f"browse: mlflow ui --backend-store-uri {uri}")

@@ -1,7 +1,7 @@
 """A backend that is built on its first cache miss: finished work starts no engine.
 
 The generation cache is keyed by the backend's `model_digest`, and for the local engines that digest is
-known without loading any weights (`biorab.sweep.models.model_info`, the planner's digest, computed by
+known without loading any weights (`biorab.generation.model_info`, the planner's digest, computed by
 the backends' own `engine_digest`). A run whose rows are all in the cache then reads them back and never
 starts a vLLM engine (~20 s to minutes) or loads transformers weights. When the backend is built after
 all, its own digest must equal the planned one, or the keys already used would be wrong: that is a
@@ -25,8 +25,8 @@ def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
     """The backend's `model_digest` without building it, or None where it is not known exactly (an
     unprepared model, an MLflow adapter URI that only the backend downloads)."""
     from biorab.experiment import BackendSpec
+    from biorab.generation.model_info import model_info
     from biorab.model_refs import is_mlflow_uri
-    from biorab.sweep.models import model_info
 
     if name not in DEFERRED_BACKENDS:
         return None
@@ -55,7 +55,8 @@ class DeferredBackend:
             if backend.model_digest != self._digest:
                 backend.close()
                 raise BackendError(f"internal: the built backend's model digest {backend.model_digest[:12]} "
-                                   f"differs from the planned {self._digest[:12]} (biorab.sweep.models)")
+                                   f"differs from the planned {self._digest[:12]} "
+                                   "(biorab.generation.model_info)")
             self._backend = backend
         return self._backend
 

@@ -20,11 +20,12 @@ from biorab.caches import GenerationStore, HitStore, default_store_paths
 from biorab.errors import BioRABError
 from biorab.experiment import Cell
 from biorab.generation.base import SamplingParams
+from biorab.generation.model_info import ModelInfo, model_info
 from biorab.records import Prompt
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import SweepRun, expand_runs
 from biorab.sweep.keys import generation_keys
-from biorab.sweep.models import CHARS_PER_TOKEN, ModelInfo, TokenCounter, model_info
+from biorab.sweep.models import CHARS_PER_TOKEN, TokenCounter
 from biorab.sweep.prompts import CellPrompts, PromptPlanner
 from biorab.sweep.throughput import Measured, gpu_hours, read_measured
 

@@ -1,5 +1,7 @@
 """`biorab track RUN_DIR`: log results that are already on disk (after an unreachable tracking server).
 
+A use case of the CLI, not of `biorab.tracking`: it runs the runner and the sweep, which tracking serves.
+
 A finished run dir (``config.yaml``) or sweep dir (``sweep.yaml``) is run again with resume: nothing is
 pending, so nothing is generated and no model is loaded; the cells are scored from disk and tracked into
 the same keyed MLflow runs as before.
