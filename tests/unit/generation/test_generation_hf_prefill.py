@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
 from biorab.generation.hf import TransformersBackend  # noqa: E402
-from biorab.generation.hf_prefill import length_groups, prefill  # noqa: E402
+from biorab.generation.hf_prefill import length_groups, prefill, prefix_families  # noqa: E402
 from biorab.records import Prompt  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm  # noqa: E402
 
@@ -90,3 +90,52 @@ def test_generate_on_the_joined_cache_makes_the_padded_prefill_tokens(backend: T
     prefilled = sum(widths[:-10])
     assert sum(n - 1 for n in lengths) <= prefilled <= 1.1 * sum(n - 1 for n in lengths)
     assert widths[-10:] == [5] * 10
+
+
+SHARED = "Below is an instruction that describes a task. Extract the adverse drug event from the sentence. "
+FAMILY = [SHARED + "Sentence: aspirin caused a rash.", SHARED + "Sentence: no event", "Question: which"]
+
+
+def test_prefix_families_split_where_it_saves_most() -> None:
+    first, second = [7] * 20, [7] * 10 + [8] * 30  # share 10 tokens; each template's rows share more
+    seqs = [first + [1, 2], first + [3], second + [4], second + [5, 6], second + [9], [7, 7]]
+    assert prefix_families(seqs) == [(20, [0, 1]), (40, [2, 3, 4])]
+    assert prefix_families([[1] * 20, [1] * 20]) == [(19, [0, 1])]  # a row keeps one token of its own
+    assert prefix_families([[1] * 10 + [2], [1] * 10 + [3]]) == []  # under MIN_SHARED_PREFIX
+
+
+def test_a_shared_prefix_runs_once_and_joins_the_padded_cache(backend: TransformersBackend) -> None:
+    tok, model, pad = backend.tokenizer, backend.model, backend.tokenizer.pad_token_id
+    seqs = [list(tok(t)["input_ids"]) for t in FAMILY]
+    (shared, rows), = prefix_families(seqs)
+    assert sorted(rows) == [0, 1] and shared >= 16
+    widths: list[tuple[int, int]] = []
+    hook = model.register_forward_pre_hook(
+        lambda _m, _args, kwargs: widths.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    try:
+        with torch.inference_mode():
+            done = prefill(model, seqs, reserve=0, pad_id=pad, keep_logits=True)
+    finally:
+        hook.remove()
+    own = sorted((len(seqs[0]) - shared, len(seqs[1]) - shared), reverse=True)
+    grouped = own[0] * 2 <= 1.1 * sum(own)
+    expected = [(1, shared), *([(2, own[0])] if grouped else [(1, own[0]), (1, own[1])]), (1, len(seqs[2]))]
+    assert widths == expected  # the prefix once, the rows' own tokens, the unrelated prompt alone
+    with torch.inference_mode():
+        logits, cache, mask = _padded(model, seqs, pad)
+    assert done.last_logits is not None
+    torch.testing.assert_close(done.last_logits, logits, atol=1e-5, rtol=1e-5)
+    real = mask.bool()[:, None, :, None]
+    for joined, padded in zip(done.cache.layers, cache.layers, strict=True):
+        torch.testing.assert_close(joined.keys * real, padded.keys * real, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(joined.values * real, padded.values * real, atol=1e-5, rtol=1e-5)
+
+
+def test_generate_after_a_shared_prefix_makes_the_padded_prefill_tokens(backend: TransformersBackend) -> None:
+    tok, model = backend.tokenizer, backend.model
+    enc = tok(FAMILY, return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        padded = model.generate(**enc, max_new_tokens=8, do_sample=False, pad_token_id=tok.pad_token_id)
+    gens = backend.generate([Prompt(f"f/{i}", t) for i, t in enumerate(FAMILY)], SamplingParams(max_tokens=8))
+    width = enc["input_ids"].shape[1]
+    assert [g.text for g in gens] == [tok.decode(row[width:], skip_special_tokens=True) for row in padded]
