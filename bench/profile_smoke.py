@@ -92,9 +92,9 @@ def _datasets(rows: list[dict[str, Any]]) -> str:
 def instrument_stages(p: Phases) -> None:
     """Timers on the in-process stages and the runner's phases (driver side)."""
     import biorab.generation
-    import biorab.runner.local as local
+    import biorab.runner.execution.local as local
     import biorab.runner.run as run
-    from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+    from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
     p.wrap(local.RetrievalStage, "__call__", "retrieval (index build incl.)")
     p.wrap(RenderStage, "__call__", "render")
@@ -149,7 +149,7 @@ def instrument_backend(p: Phases) -> None:
 
 
 def instrument_ray(p: Phases, marks: list[float]) -> None:
-    import pipelines.ral as ral
+    import pipelines.ray_executor as ral
 
     p.wrap(ral, "init_ray", "ray.init")
     p.wrap(ral, "build_pipeline", "build pipeline (lazy)")
@@ -221,7 +221,7 @@ def main() -> None:
 
 def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
     with p.timed("config load + validation"):
-        from biorab.runner.validate import load_experiment
+        from biorab.runner.checks.validate import load_experiment
 
         config = load_experiment(args.config)
         if args.limit:
@@ -238,12 +238,12 @@ def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
     instrument_stages(p)
     instrument_tracking(p)
     if args.ray:
-        from pipelines.ral import RayExecutor
+        from pipelines.ray_executor import RayExecutor
 
         instrument_ray(p, [])
         executor: Any = RayExecutor()
     else:
-        from biorab.runner.local import LocalExecutor
+        from biorab.runner.execution.local import LocalExecutor
 
         instrument_backend(p)
         executor = LocalExecutor()

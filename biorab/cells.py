@@ -1,7 +1,7 @@
 """The records a run passes between its layers: a cell's plan, its slice of rows, and its scored result.
 
 They live here, beside `biorab.records`, and not in the runner, so that the stages, the executors
-(`biorab.runner.local`, `pipelines.ral`), the experiment sources and tracking (`biorab.tracking`) share
+(`biorab.runner.execution.local`, `pipelines.ray_executor`), the experiment sources and tracking (`biorab.tracking`) share
 them without importing one another.
 """
 
@@ -68,8 +68,8 @@ class CellPlan:
     # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
     # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
     corpus_dir: str | None = None
-    # Retrieving cells: the digest of the files their corpus is built from (`biorab.runner.plan.corpus_key`);
-    # a row is reused only when it was computed with the same (`biorab.runner.instance_key`).
+    # Retrieving cells: the digest of the files their corpus is built from (`biorab.runner.plan.cell_slices.corpus_key`);
+    # a row is reused only when it was computed with the same (`biorab.runner.store.instance_key`).
     corpus_key: str | None = None
 
     @property

@@ -111,9 +111,9 @@ METRICS: Registry[Any] = _registry("metric", "biorab.metrics")
 CORPORA: Registry[Any] = _registry("corpus", "biorab.corpora")
 RETRIEVERS: Registry[Any] = _registry("retriever", "biorab.retrieval")
 BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
-#: Kinds of experiment (`biorab.runner.experiment_source.ExperimentSource` classes), registered lazily.
+#: Kinds of experiment (`biorab.runner.plan.experiment_source.ExperimentSource` classes), registered lazily.
 EXPERIMENTS: Registry[Any] = Registry("experiment")
-EXPERIMENTS.add_lazy("biorab", "biorab.runner.benchmark_source:BioRABSource")
+EXPERIMENTS.add_lazy("biorab", "biorab.runner.plan.benchmark_source:BioRABSource")
 EXPERIMENTS.add_lazy("drugmech", "biorab.drugmech.experiment.source:DrugMechSource")
 #: The RAL assembly's plug-ins (`biorab.ral.plugins`): hit filters by kind, corpus methods by name.
 HIT_FILTERS: Registry[Any] = Registry("hit filter")

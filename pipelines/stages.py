@@ -1,4 +1,4 @@
-"""Ray Data wrappers of the `biorab.runner.stages` callables: Arrow batch in, Arrow batch out.
+"""Ray Data wrappers of the `biorab.ral.stages` callables: Arrow batch in, Arrow batch out.
 
 Actor classes (`RetrievalActor`, `GenerationActor`) build their index or model once in ``__init__``/on
 first use; the task functions (`render_batch`, `parse_batch`, `write_batch`) are stateless.
@@ -14,11 +14,11 @@ import pyarrow as pa
 
 from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
-from biorab.runner.awareness_stage import ProbeStage
-from biorab.runner.output import write_shards
-from biorab.runner.retrieval_stage import RetrievalStage
-from biorab.runner.rows import from_table, stamp, to_table
-from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.probe_stage import ProbeStage
+from biorab.runner.store.shards import write_shards
+from biorab.ral.retrieval_stage import RetrievalStage
+from biorab.ral.rows import from_table, stamp, to_table
+from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
 RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached", "probe_gen_error",

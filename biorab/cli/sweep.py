@@ -23,7 +23,7 @@ def plan(
     GPU-hours of SWEEP, and every config error, in seconds and without a GPU."""
     from biorab.errors import ConfigError
     from biorab.sweep import load_sweep
-    from biorab.sweep.plan import plan_sweep
+    from biorab.sweep.cost_estimate import plan_sweep
 
     cfg = load_sweep(sweep)
     result = plan_sweep(cfg, path=sweep, check_data=not skip_data)
@@ -123,7 +123,7 @@ def _one_ray(cfg: Any, no_ray: bool) -> Iterator[Any]:
     import ray
 
     from biorab.sweep.expand import expand_runs
-    from pipelines.ral import RayExecutor
+    from pipelines.ray_executor import RayExecutor
     from pipelines.ray_setup import init_ray
 
     runs = expand_runs(cfg)

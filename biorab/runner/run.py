@@ -2,7 +2,7 @@
 
 Reads like the data-flow diagram: each line is one stage of the run. The executor (in-process or Ray
 Data) is chosen by the caller and passed in; the cells come from the experiment sources
-(`biorab.runner.experiment_source`), so this module knows neither Ray nor any kind of experiment.
+(`biorab.runner.plan.experiment_source`), so this module knows neither Ray nor any kind of experiment.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
-from biorab.runner.cell_scoring import write_summary
+from biorab.runner.scoring.cell_metrics import write_summary
 from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn, fan_out
-from biorab.runner.experiment_source import ExperimentSource, experiment_sources
-from biorab.runner.extra_scoring import add_extra_results
-from biorab.runner.local import LocalExecutor
-from biorab.runner.output import clean_temporaries
-from biorab.runner.preflight import check_output_dir
-from biorab.runner.run_lock import run_lock
-from biorab.runner.run_report import render_report
+from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
+from biorab.runner.scoring.extra_metrics import add_extra_results
+from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.store.shards import clean_temporaries
+from biorab.runner.checks.preflight import check_output_dir
+from biorab.runner.store.run_lock import run_lock
+from biorab.runner.scoring.run_report import render_report
 
 
 @dataclass
@@ -55,7 +55,7 @@ def new_attempt_id() -> str:
 
 def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
     """Create the run dir, drop old cell outputs for a fresh run, save the resolved config (the caller
-    holds the run dir's lock, `biorab.runner.run_lock`)."""
+    holds the run dir's lock, `biorab.runner.store.run_lock`)."""
     run_dir = config.run_dir()
     if not resume:
         shutil.rmtree(run_dir / "cells", ignore_errors=True)
@@ -79,8 +79,8 @@ def run_experiment(
 
     Args:
         config: a validated experiment config.
-        executor: what runs the pending rows: `biorab.runner.local.LocalExecutor` (the default; pass
-            ``LocalExecutor(backend)`` to use an already built backend) or `pipelines.ral.RayExecutor`.
+        executor: what runs the pending rows: `biorab.runner.execution.local.LocalExecutor` (the default; pass
+            ``LocalExecutor(backend)`` to use an already built backend) or `pipelines.ray_executor.RayExecutor`.
         resume: keep the rows of earlier attempts and compute only the missing ones.
         progress: called with (rows just written, rows to write in this run).
         track: log to MLflow (default: ``config.tracking.enabled``).

@@ -25,7 +25,7 @@ def _found(resolve: Callable[[], Path]) -> Path | None:
 
 def names_to_fetch(config: ExperimentConfig) -> list[str]:
     """The `biorab data fetch` names `config` needs and has no data for (empty: nothing to fetch)."""
-    from biorab.runner.data_needs import missing_files, needed_datasets
+    from biorab.runner.checks.data_needs import missing_files, needed_datasets
 
     names: list[str] = []
     if config.datasets and not config.data_dir and not os.environ.get("BIORAB_DATA_DIR"):

@@ -6,7 +6,7 @@ other than ``stop`` is an incomplete answer: wrong, counted apart), are scored w
 predictions file (``pred_ok`` = strict correctness, ``pred_label`` = the parsed option or YES/NO,
 ``pred_scores`` = the row verdict of ``drugmech score --json``). The run-level table (per file × world/mode
 over runs: mean, SD, 90% t-interval; the grouped stratified BCa bootstrap; precision/recall pairs) is
-`biorab.drugmech.scoring.accuracy_report.accuracy_report` over every DrugMech row of the run.
+`biorab.drugmech.scoring.accuracy_tables.accuracy_report` over every DrugMech row of the run.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from biorab.cells import CellResult, CellSlice
 from biorab.drugmech.experiment.spec import DrugMechSpec, drugmech_info
-from biorab.runner.cell_scoring import final_rows
-from biorab.runner.rows import row_error, to_table
+from biorab.runner.scoring.cell_metrics import final_rows
+from biorab.ral.rows import row_error, to_table
 
 _EDIT_TYPES = ("DELETE_LINK", "CHANGE_LINK")
 
@@ -98,7 +98,7 @@ def score_drugmech(
     """Every DrugMech cell's result, and the run-level accuracy report (``None`` without DrugMech cells)."""
     if spec is None or not slices:
         return [], None
-    from biorab.drugmech.scoring.accuracy_report import accuracy_report
+    from biorab.drugmech.scoring.accuracy_tables import accuracy_report
 
     results, scored = [], []
     for s in slices:

@@ -26,7 +26,7 @@ from typing import Any
 
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig
-from biorab.runner.rows import row_hits
+from biorab.ral.rows import row_hits
 
 Examples = tuple[tuple[str, str], ...]
 

@@ -14,7 +14,7 @@ from biorab.caches import HitStore
 from biorab.cells import CellPlan
 from biorab.errors import BioRABError
 from biorab.ral import CachedRetriever, IndexMemo, assemble_retriever
-from biorab.runner.rows import hits_json
+from biorab.ral.rows import hits_json
 
 
 class RetrievalStage:

@@ -103,7 +103,7 @@ def plan_sweep(sweep: SweepConfig, *, path: str | Path | None = None, check_data
 def _checked_runs(sweep: SweepConfig, path: str | Path | None, check_data: bool, errors: list[str]
                   ) -> list[SweepRun]:
     """The sweep's runs whose config passes `biorab validate`'s checks; the others become errors."""
-    from biorab.runner.validate import check_experiment
+    from biorab.runner.checks.validate import check_experiment
 
     try:
         runs = expand_runs(sweep, path=path)
@@ -208,7 +208,7 @@ def _drugmech_estimate(run: SweepRun, info: ModelInfo, estimated: dict[str, int]
     """DrugMech cells are counted with estimated prompts (rendering them loads DrugMechDB); returns cells."""
     if run.config.drugmech is None:
         return 0
-    from biorab.drugmech.experiment.cell_plan import drugmech_cells
+    from biorab.drugmech.experiment.cell_slices import drugmech_cells
 
     try:
         cells = drugmech_cells(run.config)

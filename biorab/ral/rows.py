@@ -28,7 +28,7 @@ ROW_SCHEMA = pa.schema(
         ("fields", pa.string()),
         ("source_line", pa.int64()),
         # Digest of the files the cell's retrieval corpus was built from when the row was planned (null for
-        # cells that retrieve nothing): part of the row's resume key, `biorab.runner.instance_key`.
+        # cells that retrieve nothing): part of the row's resume key, `biorab.runner.store.instance_key`.
         ("corpus_key", pa.string()),
         ("hits", pa.string()),  # JSON list of Hit rows
         ("retrieval_cached", pa.bool_()),

@@ -86,7 +86,7 @@ class ExecutionStats:
 class Executor(Protocol):
     """Runs pending rows through retrieval → render → generate → parse → probe and writes their shards.
 
-    Implementations: `biorab.runner.local.LocalExecutor` (in-process) and `pipelines.ral.RayExecutor`
+    Implementations: `biorab.runner.execution.local.LocalExecutor` (in-process) and `pipelines.ray_executor.RayExecutor`
     (Ray Data). Both write the same shard files, so a run may switch between them and resume.
     """
 

@@ -12,9 +12,9 @@ from biorab.cells import CellPlan, CellResult
 from biorab.errors import BioRABError
 from biorab.labels import LABELS
 from biorab.records import Example
-from biorab.runner.instance_key import current_row, example_key, instance_key
-from biorab.runner.output import latest_rows, read_all_rows
-from biorab.runner.rows import row_error, row_hits, row_prediction, to_table
+from biorab.runner.store.instance_key import current_row, example_key, instance_key
+from biorab.runner.store.shards import latest_rows, read_all_rows
+from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
 
 #: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
 AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")

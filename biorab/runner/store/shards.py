@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from biorab.errors import DataError
 from biorab.generation.base import stable_digest
-from biorab.runner.rows import ROW_SCHEMA, from_table, row_error, to_table
+from biorab.ral.rows import ROW_SCHEMA, from_table, row_error, to_table
 
 SHARD_GLOB = "part-*.parquet"
 
@@ -100,7 +100,7 @@ def _rank(row: dict[str, Any]) -> tuple[bool, float]:
 
 
 def done_keys(cell_dir: Path, key: Callable[[dict[str, Any]], str]) -> set[str]:
-    """Keys (see `biorab.runner.instance_key`) of the instances with a successful row in the cell."""
+    """Keys (see `biorab.runner.store.instance_key`) of the instances with a successful row in the cell."""
     return {key(r) for r in read_all_rows(cell_dir) if row_error(r) is None}
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from biorab.corpora.corpus import Ledger
 from biorab.methods.corpus_transform import TransformLedger
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
-from biorab.metrics.score_report import MetricValue
+from biorab.metrics.score_records import MetricValue
 
 Statistic = Callable[[np.ndarray], float]
 

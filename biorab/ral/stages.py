@@ -14,7 +14,7 @@ from biorab.caches import GenerationStore
 from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
 from biorab.ral import CachedGenerator, parse_generation, render_prompt
-from biorab.runner.rows import (
+from biorab.ral.rows import (
     row_example,
     row_generation,
     row_hits,
@@ -82,7 +82,7 @@ class GenerationStage:
         the model on the first cache miss only (a fully cached batch starts no engine)."""
         if self._backend is None:
             from biorab.generation import build_backend
-            from biorab.runner.deferred_backend import DeferredBackend, planned_digest
+            from biorab.runner.execution.deferred_backend import DeferredBackend, planned_digest
 
             def build() -> Any:
                 return build_backend(self.backend_name, self.backend_params)

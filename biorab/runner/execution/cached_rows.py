@@ -16,13 +16,13 @@ from typing import Any
 
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig
-from biorab.runner.awareness_stage import ProbeStage
-from biorab.runner.deferred_backend import CacheOnlyBackend, planned_digest
-from biorab.runner.output import write_shards
-from biorab.runner.plan import sampling_seeds
-from biorab.runner.retrieval_stage import RetrievalStage
-from biorab.runner.rows import stamp
-from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.probe_stage import ProbeStage
+from biorab.runner.execution.deferred_backend import CacheOnlyBackend, planned_digest
+from biorab.runner.store.shards import write_shards
+from biorab.runner.plan.cell_slices import sampling_seeds
+from biorab.ral.retrieval_stage import RetrievalStage
+from biorab.ral.rows import stamp
+from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
 
 def finish_cached(

@@ -1,6 +1,6 @@
 """DrugMech cells of a run: one per (query file × world, or × disease mode for factual files, × run).
 
-Their rows are the runner's rows (`biorab.runner.rows.ROW_SCHEMA`) with the prompt already rendered by
+Their rows are the runner's rows (`biorab.ral.rows.ROW_SCHEMA`) with the prompt already rendered by
 `biorab.drugmech.prompts.render.render_prompt` and no retrieval, so they flow through the same generation
 stage, generation store, shards and resume as BioRAB rows. Prompts are rendered for pending rows only, so a
 run with nothing pending loads neither DrugMechDB nor PrimeKG.
@@ -20,8 +20,8 @@ from biorab.errors import DataError
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
 from biorab.records import Example
-from biorab.runner.output import done_ids
-from biorab.runner.rows import example_row
+from biorab.runner.store.shards import done_ids
+from biorab.ral.rows import example_row
 
 
 @dataclass(frozen=True)

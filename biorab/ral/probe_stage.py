@@ -14,8 +14,8 @@ from typing import Any
 
 from biorab.cells import CellPlan
 from biorab.ral import ask_probes, probe_sampling
-from biorab.runner.rows import row_example, row_hits, set_probe
-from biorab.runner.stages import GenerationStage
+from biorab.ral.rows import row_example, row_hits, set_probe
+from biorab.ral.stages import GenerationStage
 
 
 class ProbeStage:

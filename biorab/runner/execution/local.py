@@ -1,7 +1,7 @@
 """The in-process runner: the pipeline's stages, called one batch at a time without Ray.
 
 Used by tests, Serve and ``biorab run --no-ray`` (as `LocalExecutor`); it writes the same shard files as
-the Ray pipeline (`pipelines.ral.RayExecutor`).
+the Ray pipeline (`pipelines.ray_executor.RayExecutor`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig
 from biorab.generation.prepare import prepare_for_backend
-from biorab.runner.awareness_stage import ProbeStage
+from biorab.ral.probe_stage import ProbeStage
 from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
-from biorab.runner.output import write_shards
-from biorab.runner.plan import sampling_seeds
-from biorab.runner.prefix_order import order_by_prefix, wanted
-from biorab.runner.retrieval_stage import RetrievalStage
-from biorab.runner.rows import stamp
-from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+from biorab.runner.store.shards import write_shards
+from biorab.runner.plan.cell_slices import sampling_seeds
+from biorab.runner.execution.prefix_order import order_by_prefix, wanted
+from biorab.ral.retrieval_stage import RetrievalStage
+from biorab.ral.rows import stamp
+from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
 
 def run_local(
@@ -40,7 +40,7 @@ def run_local(
     batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
     for tests. The probe acts only on rows of cells whose retrieval setting probes.
 
-    With prefix order (`biorab.runner.prefix_order.wanted`: ``None`` = where the backend has a prefix
+    With prefix order (`biorab.runner.execution.prefix_order.wanted`: ``None`` = where the backend has a prefix
     cache), every row is retrieved first and the rows are put in prompt-prefix order before the LLM
     batches are cut."""
     hits_store, generations_store = stores
@@ -84,7 +84,7 @@ class LocalExecutor:
         backend: an already built backend (tests, Serve); ``None`` builds the config's backend (after
             preparing its model files) and closes it at the end.
         prefix_order: put retrieved rows in prompt-prefix order before batching (``None``: where the
-            backend has a prefix cache, `biorab.runner.prefix_order.wanted`).
+            backend has a prefix cache, `biorab.runner.execution.prefix_order.wanted`).
     """
 
     def __init__(self, backend: Any = None, *, prefix_order: bool | None = None) -> None:

@@ -68,7 +68,7 @@ def check_experiment(
     _check_templates(config, path)
     _check_processor(config, path)
     _check_tensor_parallel(config, path)
-    from biorab.runner.experiment_source import experiment_sources
+    from biorab.runner.plan.experiment_source import experiment_sources
 
     for source in experiment_sources():
         source.check(config, path=path, check_data=check_data)
@@ -121,8 +121,8 @@ def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> N
 def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
     """Every data file the cells read exists (a config can be valid and still find no data on a cluster
     node: this is the check that names the file and the fix)."""
-    from biorab.runner.data_needs import missing_files
-    from biorab.runner.preflight import data_root
+    from biorab.runner.checks.data_needs import missing_files
+    from biorab.runner.checks.preflight import data_root
 
     data_root(config, path=path)  # a data folder that is not there is named by its key, as `run` names it
     try:

@@ -1,8 +1,8 @@
 """The BioRAB experiment source: every dataset slice × retrieval setting of a config is one cell.
 
 Its rows are rendered from the task template and parsed by the stages, and each cell is scored from disk
-with `biorab.metrics` (`biorab.runner.cell_scoring`). Checks of names, params and splits are
-`biorab.runner.validate.check_experiment`'s, which every config passes through.
+with `biorab.metrics` (`biorab.runner.scoring.cell_metrics`). Checks of names, params and splits are
+`biorab.runner.checks.validate.check_experiment`'s, which every config passes through.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Any
 
 from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.runner.cell_scoring import score_cell
-from biorab.runner.experiment_source import CellListing, ScoredCells
-from biorab.runner.plan import plan_run
+from biorab.runner.scoring.cell_metrics import score_cell
+from biorab.runner.plan.experiment_source import CellListing, ScoredCells
+from biorab.runner.plan.cell_slices import plan_run
 
 
 class BioRABSource:
-    """Dataset × retrieval-setting cells (`biorab.runner.experiment_source.ExperimentSource`)."""
+    """Dataset × retrieval-setting cells (`biorab.runner.plan.experiment_source.ExperimentSource`)."""
 
     name = "biorab"
 
     def check(self, config: ExperimentConfig, *, path: str | Path | None, check_data: bool) -> None:
-        return None  # the generic checks of biorab.runner.validate cover these cells
+        return None  # the generic checks of biorab.runner.checks.validate cover these cells
 
     def cells(self, config: ExperimentConfig, *, load_data: bool) -> list[CellListing]:
         return [CellListing(cell.cell_id, cell.dataset.limit) for cell in config.cells()]

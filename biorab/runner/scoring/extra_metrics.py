@@ -8,7 +8,7 @@ from typing import Any
 
 from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.runner.cell_scoring import CellResult
+from biorab.runner.scoring.cell_metrics import CellResult
 
 
 def add_extra_results(results: Sequence[CellResult], slices: Sequence[CellSlice],
@@ -34,7 +34,7 @@ def _add_sampling_bias(result: CellResult, config: ExperimentConfig) -> None:
     from biorab.datasets.resample import positive_label
     from biorab.labels import LABELS
     from biorab.metrics.sampling_bias import binary_ranking
-    from biorab.runner.rows import row_prediction
+    from biorab.ral.rows import row_prediction
 
     spec = _resample(config, result.plan.cell_id)
     dataset, _ = result.plan.dataset_setting()

@@ -13,9 +13,9 @@ from biorab.cells import CellPlan, CellSlice
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
 from biorab.records import Example
-from biorab.runner.instance_key import example_key, instance_key
-from biorab.runner.output import done_keys
-from biorab.runner.rows import example_row
+from biorab.runner.store.instance_key import example_key, instance_key
+from biorab.runner.store.shards import done_keys
+from biorab.ral.rows import example_row
 
 
 def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
@@ -43,7 +43,7 @@ def corpus_key(cell: Cell) -> str | None:
 
     It keys the cell's rows, not the cell: the cell id (the run folder of its rows, its MLflow child run)
     names a setting and stays the same when a corpus source is edited, while the rows computed from the
-    old corpus stop counting (`biorab.runner.instance_key`). A cell with a corpus method transforms that
+    old corpus stop counting (`biorab.runner.store.instance_key`). A cell with a corpus method transforms that
     same corpus; the transform's other inputs (backend, sampling) are in the cell id already.
     """
     r = cell.retrieval
@@ -76,7 +76,7 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
 
 def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
     """Every cell with its slice and its pending rows (instances without a successful row on disk whose
-    content, and for retrieving cells corpus sources, are the current ones: `biorab.runner.instance_key`).
+    content, and for retrieving cells corpus sources, are the current ones: `biorab.runner.store.instance_key`).
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """

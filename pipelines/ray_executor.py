@@ -4,12 +4,12 @@
              → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
              runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
 
-With prefix order (by default on the vLLM backend, `biorab.runner.prefix_order.wanted`), retrieval is its
+With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`), retrieval is its
 own pass: the LLM batches are cut only once every row's examples are known, so that rows sharing
 instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
 killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
 
-Each stage is a `biorab.runner.stages` callable; this module only adds resources, batching and I/O.
+Each stage is a `biorab.ral.stages` callable; this module only adds resources, batching and I/O.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from typing import Any
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
-from biorab.runner.cached_rows import finish_cached
+from biorab.runner.execution.cached_rows import finish_cached
 from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
-from biorab.runner.plan import sampling_seeds
-from biorab.runner.prefix_order import order_by_prefix, wanted
-from biorab.runner.rows import from_table, to_table
+from biorab.runner.plan.cell_slices import sampling_seeds
+from biorab.runner.execution.prefix_order import order_by_prefix, wanted
+from biorab.ral.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
 
@@ -98,7 +98,7 @@ def _retrieval_stage(ds: Any, config: ExperimentConfig, plans: Mapping[str, Cell
 def retrieve_rows(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan], config: ExperimentConfig,
                   stores: tuple[Path, Path]) -> list[dict[str, Any]]:
     """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
-    prompt-prefix order (`biorab.runner.prefix_order.order_by_prefix`)."""
+    prompt-prefix order (`biorab.runner.execution.prefix_order.order_by_prefix`)."""
     import ray.data
 
     ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), config,
