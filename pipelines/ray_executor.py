@@ -1,15 +1,16 @@
-"""The retrieval-augmented LLM (RAL) pipeline on Ray Data.
+"""`RayExecutor`: the run's pending rows through the RAL's batch stages on Ray Data.
 
     examples → retrieval (actor pool) → rows with hits to the driver → prompt-prefix order
              → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
              runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
 
-With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`), retrieval is its
-own pass: the LLM batches are cut only once every row's examples are known, so that rows sharing
-instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
+With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`),
+retrieval is its own pass: the LLM batches are cut only once every row's examples are known, so that rows
+sharing instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
 killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
 
-Each stage is a `biorab.ral.stages` callable; this module only adds resources, batching and I/O.
+Each stage is a `biorab.ral` batch stage wrapped by `pipelines.stages`; this module only adds resources,
+batching and I/O.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from typing import Any
 from biorab.cells import CellPlan
 from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
-from biorab.runner.execution.cached_rows import finish_cached
-from biorab.runner.execution import CellRowsFn, ExecutionStats, ProgressFn, rows_per_cell
-from biorab.runner.plan.cell_slices import sampling_seeds
-from biorab.runner.execution.prefix_order import order_by_prefix, wanted
 from biorab.ral.rows import from_table, to_table
+from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
+from biorab.runner.execution.cached_rows import finish_cached
+from biorab.runner.execution.prefix_order import order_by_prefix, wanted
+from biorab.runner.plan.cell_slices import sampling_seeds
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
 
@@ -55,34 +56,26 @@ def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
     return [table.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
 
 
-def build_pipeline(
-    rows: Sequence[dict[str, Any]],
-    plans: Mapping[str, CellPlan],
-    config: ExperimentConfig,
-    *,
-    cells_dir: Path,
-    stores: tuple[Path, Path],
-    attempt: str,
-    retrieved: bool = False,
-) -> Any:
-    """The lazy Ray Dataset of write receipts for `rows` (nothing runs until it is consumed); `retrieved`:
-    the rows already carry their hits (`retrieve_rows`), so no retrieval stage."""
+def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False) -> Any:
+    """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
+    `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage."""
     import ray.data
 
+    config, plans = request.config, request.plans
     res = config.resources
     # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
     # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
                             "batch_size": res.llm.batch_size, "fn_kwargs": {"plans": dict(plans)}}
-    ds: Any = ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows))))
+    ds: Any = ray.data.from_arrow(input_blocks(request.rows, _blocks(config, len(request.rows))))
     if not retrieved and any(p.retrieves for p in plans.values()):
-        ds = _retrieval_stage(ds, config, plans, stores)
+        ds = _retrieval_stage(ds, config, plans, request.hits_store)
     ds = ds.map_batches(render_batch, **task)
-    ds = _llm_stage(ds, config, str(stores[1]), plans)
+    ds = _llm_stage(ds, config, str(request.generations_store), plans)
     ds = ds.map_batches(parse_batch, **task)
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
-                          fn_kwargs={"cells_dir": str(cells_dir), "attempt": attempt})
+                          fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
 
 
 def _blocks(config: ExperimentConfig, n: int) -> int:
@@ -90,19 +83,19 @@ def _blocks(config: ExperimentConfig, n: int) -> int:
 
 
 def _retrieval_stage(ds: Any, config: ExperimentConfig, plans: Mapping[str, CellPlan],
-                     stores: tuple[Path, Path]) -> Any:
+                     hits_store: Path) -> Any:
     return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
-                          "hits_store": str(stores[0])}, **_actor_args(config.resources.retrieval))
+                          "hits_store": str(hits_store)}, **_actor_args(config.resources.retrieval))
 
 
-def retrieve_rows(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan], config: ExperimentConfig,
-                  stores: tuple[Path, Path]) -> list[dict[str, Any]]:
+def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
     """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
     prompt-prefix order (`biorab.runner.execution.prefix_order.order_by_prefix`)."""
     import ray.data
 
+    rows, plans, config = request.rows, request.plans, request.config
     ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), config,
-                          plans, stores)
+                          plans, request.hits_store)
     out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
            for row in from_table(batch)]
     return order_by_prefix(out, plans)
@@ -122,57 +115,44 @@ def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
 
 
-def run_ray(
-    rows: Sequence[dict[str, Any]],
-    plans: Mapping[str, CellPlan],
-    config: ExperimentConfig,
-    *,
-    cells_dir: Path,
-    stores: tuple[Path, Path],
-    attempt: str,
-    progress: ProgressFn | None = None,
-    cell_rows: CellRowsFn | None = None,
-    prefix_order: bool | None = None,
-) -> ExecutionStats:
-    """Run the pipeline over `rows`, streaming receipts to count progress; shuts down a Ray it started.
-    The driver learns of a cell from its first receipts (generation runs in the actors), so `cell_rows`
-    is called after each written batch only."""
+def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> ExecutionStats:
+    """Run the pipeline over the request's rows, streaming receipts to count progress; shuts down a Ray it
+    started. The driver learns of a cell from its first receipts (generation runs in the actors), so
+    `cell_rows` is called after each written batch only."""
     import ray
 
-    started = init_ray(config.resources)
+    started = init_ray(request.config.resources)
     try:
-        retrieved = wanted(config, prefix_order, plans)
+        retrieved = wanted(request.config, prefix_order, request.plans)
         if retrieved:
-            rows = retrieve_rows(rows, plans, config, stores)
-        total = len(rows)
+            request = request.with_rows(retrieve_rows(request))
+        total = len(request.rows)
         stats = ExecutionStats()
-        if progress is not None:
-            progress(0, total)  # the total, before the first (possibly long) batch
+        if request.progress is not None:
+            request.progress(0, total)  # the total, before the first (possibly long) batch
         # rows whose generations are all cached are finished on the driver: no LLM actor for them
-        done, rows = finish_cached(rows, plans, config, stores=stores, cells_dir=cells_dir, attempt=attempt,
-                                   retrieved=retrieved)
-        _count(done, stats, total, progress, cell_rows)
-        if not rows:
+        done, rest = finish_cached(request, retrieved=retrieved)
+        _count(done, stats, total, request)
+        if not rest:
             return stats
-        ds = build_pipeline(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                            retrieved=retrieved)
+        ds = build_pipeline(request.with_rows(rest), retrieved=retrieved)
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            _count(from_table(batch), stats, total, progress, cell_rows)
+            _count(from_table(batch), stats, total, request)
         return stats
     finally:
         if started:
             ray.shutdown()
 
 
-def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int, progress: ProgressFn | None,
-           cell_rows: CellRowsFn | None) -> None:
+def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int,
+           request: ExecutionRequest) -> None:
     if not written:
         return
     n = stats.add_rows(written)
-    if progress is not None:
-        progress(n, total)
-    if cell_rows is not None:
-        cell_rows(rows_per_cell(written))
+    if request.progress is not None:
+        request.progress(n, total)
+    if request.cell_rows is not None:
+        request.cell_rows(rows_per_cell(written))
 
 
 class RayExecutor:
@@ -184,18 +164,7 @@ class RayExecutor:
     def __init__(self, *, prefix_order: bool | None = None) -> None:
         self.prefix_order = prefix_order
 
-    def run(
-        self,
-        rows: Sequence[dict[str, Any]],
-        plans: Mapping[str, CellPlan],
-        config: ExperimentConfig,
-        *,
-        cells_dir: Path,
-        stores: tuple[Path, Path],
-        attempt: str,
-        progress: ProgressFn | None = None,
-        cell_rows: CellRowsFn | None = None,
-    ) -> ExecutionStats:
-        prepare_for_backend(config.backend.name, config.backend.params)  # once, before actors load it
-        return run_ray(rows, plans, config, cells_dir=cells_dir, stores=stores, attempt=attempt,
-                       progress=progress, cell_rows=cell_rows, prefix_order=self.prefix_order)
+    def run(self, request: ExecutionRequest) -> ExecutionStats:
+        backend = request.config.backend
+        prepare_for_backend(backend.name, backend.params)  # once, before actors load it
+        return run_ray(request, prefix_order=self.prefix_order)

@@ -35,8 +35,8 @@ def run(
     from rich.console import Console
 
     from biorab.runner import run_experiment
-    from biorab.runner.plan.experiment_source import experiment_sources
     from biorab.runner.checks.preflight import preflight
+    from biorab.runner.plan.experiment_source import experiment_sources
 
     started = time.perf_counter()
     err = Console(stderr=True)

@@ -17,8 +17,8 @@ from biorab.learn.checks import require_records
 from biorab.learn.config import EncoderTrainParams
 from biorab.learn.encoder_model import PooledEncoder, new_encoder
 from biorab.learn.loop import Loop, LoopResult
-from biorab.learn.records import Triplet
 from biorab.learn.progress_hook import Report, null_report
+from biorab.learn.records import Triplet
 
 Wrap = Callable[[Any], Any]
 

@@ -1,7 +1,9 @@
-"""The retrieval stage: each instance's query → its hits, through the content-keyed hit store.
+"""The retrieval stage: each instance's query → its hits (`biorab.ral.steps.retrieve`), through the
+content-keyed hit store.
 
-`RetrievalStage` builds each cell's corpus and index once (lazily, on the first row of that cell) and is
-used unchanged by the in-process runner and, as a Ray Data actor, by the pipeline.
+`RetrievalStage` assembles each cell's retriever once (`biorab.ral.assembly.assemble_retriever`, lazily, on
+the first row of that cell) and is used unchanged by the in-process executor and, as a Ray Data actor, by
+the pipeline.
 """
 
 from __future__ import annotations
@@ -11,22 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import HitStore
-from biorab.cells import CellPlan
 from biorab.errors import BioRABError
-from biorab.ral import CachedRetriever, IndexMemo, assemble_retriever
+from biorab.ral.assembly import IndexMemo, assemble_retriever
+from biorab.ral.retriever import CachedRetriever
 from biorab.ral.rows import hits_json
+from biorab.ral.stage_plan import StagePlan
+from biorab.ral.steps import retrieve
 
 
 class RetrievalStage:
     """Callable on a batch of rows: fills ``hits`` and ``retrieval_cached`` for rows of retrieving cells."""
 
-    def __init__(self, plans: Mapping[str, CellPlan], hits_store: str | Path) -> None:
+    def __init__(self, plans: Mapping[str, StagePlan], hits_store: str | Path) -> None:
         self.plans = dict(plans)
         self.store = HitStore(hits_store)
         self._indexes: IndexMemo = {}
         self._retrievers: dict[str, CachedRetriever] = {}
 
-    def _retriever_for(self, plan: CellPlan) -> CachedRetriever:
+    def _retriever_for(self, plan: StagePlan) -> CachedRetriever:
         if plan.cell_id not in self._retrievers:  # one corpus and index per spec, shared across cells
             dataset, r = plan.dataset_setting()
             _check_prepared(plan)
@@ -44,14 +48,14 @@ class RetrievalStage:
             else:
                 row.update(hits="[]", retrieval_cached=None)
         for cell_id, cell_rows in by_cell.items():
-            retriever = self._retriever_for(self.plans[cell_id])
-            found = retriever.search({row["id"]: row["text"] for row in cell_rows})
+            found = retrieve(self._retriever_for(self.plans[cell_id]),
+                             {row["id"]: row["text"] for row in cell_rows})
             for row in cell_rows:
                 row.update(hits=hits_json(found[row["id"]].hits), retrieval_cached=found[row["id"]].cached)
         return rows
 
 
-def _check_prepared(plan: CellPlan) -> None:
+def _check_prepared(plan: StagePlan) -> None:
     """A cell with a corpus method indexes its stored transformed corpus, never the raw testbed."""
     if plan.corpus_method != "none" and plan.corpus_dir is None:  # the runner prepares it before execution
         raise BioRABError(f"cell {plan.label}: method {plan.corpus_method} but no transformed corpus was "

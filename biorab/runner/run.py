@@ -22,15 +22,22 @@ from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
-from biorab.runner.scoring.cell_metrics import write_summary
-from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn, fan_out
-from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
-from biorab.runner.scoring.extra_metrics import add_extra_results
-from biorab.runner.execution.local import LocalExecutor
-from biorab.runner.store.shards import clean_temporaries
 from biorab.runner.checks.preflight import check_output_dir
-from biorab.runner.store.run_lock import run_lock
+from biorab.runner.execution import (
+    CellRowsFn,
+    ExecutionRequest,
+    ExecutionStats,
+    Executor,
+    ProgressFn,
+    fan_out,
+)
+from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
+from biorab.runner.scoring.cell_metrics import write_summary
+from biorab.runner.scoring.extra_metrics import add_extra_results
 from biorab.runner.scoring.run_report import render_report
+from biorab.runner.store.run_lock import run_lock
+from biorab.runner.store.shards import clean_temporaries
 
 
 @dataclass
@@ -79,8 +86,9 @@ def run_experiment(
 
     Args:
         config: a validated experiment config.
-        executor: what runs the pending rows: `biorab.runner.execution.local.LocalExecutor` (the default; pass
-            ``LocalExecutor(backend)`` to use an already built backend) or `pipelines.ray_executor.RayExecutor`.
+        executor: what runs the pending rows: `biorab.runner.execution.local.LocalExecutor` (the default;
+            pass ``LocalExecutor(backend)`` to use an already built backend) or
+            `pipelines.ray_executor.RayExecutor`.
         resume: keep the rows of earlier attempts and compute only the missing ones.
         progress: called with (rows just written, rows to write in this run).
         track: log to MLflow (default: ``config.tracking.enabled``).
@@ -153,8 +161,9 @@ def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[di
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
-    return executor.run(pending, plans, config, cells_dir=cells_dir, stores=default_store_paths(cache_dir()),
-                        attempt=new_attempt_id(), progress=progress, cell_rows=cell_rows)
+    return executor.run(ExecutionRequest(pending, plans, config, cells_dir=cells_dir,
+                                         stores=default_store_paths(cache_dir()), attempt=new_attempt_id(),
+                                         progress=progress, cell_rows=cell_rows))
 
 
 def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],

@@ -80,8 +80,8 @@ def run_sweep(
     """Run every cell of `sweep`.
 
     Args:
-        executor_for: model profile → the executor of its run (the edge passes `pipelines.ray_executor.RayExecutor`
-            and starts one Ray for the whole sweep; default: in-process).
+        executor_for: model profile → the executor of its run (the edge passes
+            `pipelines.ray_executor.RayExecutor` and starts one Ray for the whole sweep; default: in-process).
         backends: model profile → an already built backend, for in-process tests.
         progress: shown per model and per cell as rows are written (``None``: nothing).
     """

@@ -19,9 +19,9 @@ from biorab.drugmech.experiment.spec import DRUGMECH_TASK, DrugMechCellInfo, Dru
 from biorab.errors import DataError
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
+from biorab.ral.rows import example_row
 from biorab.records import Example
 from biorab.runner.store.shards import done_ids
-from biorab.ral.rows import example_row
 
 
 @dataclass(frozen=True)

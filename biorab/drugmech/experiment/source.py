@@ -2,7 +2,7 @@
 ``drugmech:`` section is one cell.
 
 Its plans say ``renders=False`` (rows carry the prompt rendered when planning) and ``parses=False`` (the
-generations are scored from disk by `cell_scoring`), so the generic stages need no DrugMech branch.
+generations are scored from disk by `cell_metrics`), so the generic stages need no DrugMech branch.
 """
 
 from __future__ import annotations

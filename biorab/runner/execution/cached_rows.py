@@ -10,50 +10,43 @@ pipeline unchanged. A fully cached rerun then starts no LLM actor at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from biorab.cells import CellPlan
-from biorab.experiment import ExperimentConfig
 from biorab.ral.probe_stage import ProbeStage
-from biorab.runner.execution.deferred_backend import CacheOnlyBackend, planned_digest
-from biorab.runner.store.shards import write_shards
-from biorab.runner.plan.cell_slices import sampling_seeds
 from biorab.ral.retrieval_stage import RetrievalStage
 from biorab.ral.rows import stamp
 from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+from biorab.runner.execution.deferred_backend import CacheOnlyBackend, planned_digest, run_generator
+from biorab.runner.execution.executor import ExecutionRequest
+from biorab.runner.plan.cell_slices import sampling_seeds
+from biorab.runner.store.shards import write_shards
 
 
-def finish_cached(
-    rows: Sequence[dict[str, Any]],
-    plans: Mapping[str, CellPlan],
-    config: ExperimentConfig,
-    *,
-    stores: tuple[Path, Path],
-    cells_dir: Path,
-    attempt: str,
-    retrieved: bool,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(rows written from the cache, rows still to run). `retrieved`: the rows carry their hits."""
+def finish_cached(request: ExecutionRequest, *, retrieved: bool
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows of `request` written from the cache, rows still to run). `retrieved`: the rows carry their
+    hits."""
+    rows, plans, config = request.rows, request.plans, request.config
     digest = planned_digest(config.backend.name, config.backend.params)
     if digest is None or not rows:
         return [], list(rows)
     known = [r for r in rows if retrieved or not plans[r["cell_id"]].retrieves]
     if not known:
         return [], list(rows)
-    lookup = GenerationStage(config.backend.name, config.backend.params, config.sampling, stores[1],
-                             backend_obj=CacheOnlyBackend(digest), seeds=sampling_seeds(plans))
+    generator = run_generator(config.backend.name, config.backend.params, request.generations_store,
+                              CacheOnlyBackend(digest))
+    lookup = GenerationStage(generator, config.sampling, seeds=sampling_seeds(plans))
     batch = [dict(r) for r in known]
     if not retrieved:
-        batch = RetrievalStage(plans, stores[0])(batch)  # non-retrieving rows: empty hits, no retriever
+        # non-retrieving rows: empty hits, no retriever
+        batch = RetrievalStage(plans, request.hits_store)(batch)
     batch = ProbeStage(plans, lookup)(lookup(RenderStage(plans)(batch)))
     # a miss is an error row (never cached); a hit has none, nor has its probe
     done = [r for r in batch if r.get("gen_error") is None and r.get("probe_gen_error") is None]
     if done:
         done = ParseStage(plans)(done)
-        stamp(done, attempt)
-        write_shards(done, cells_dir, attempt)
+        stamp(done, request.attempt)
+        write_shards(done, request.cells_dir, request.attempt)
     finished = {_identity(r) for r in done}
     return done, [r for r in rows if _identity(r) not in finished]
 

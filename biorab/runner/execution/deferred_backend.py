@@ -11,10 +11,13 @@ all, its own digest must equal the planned one, or the keys already used would b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from biorab.caches import GenerationStore
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams
+from biorab.ral import CachedGenerator
 from biorab.records import Generation, Prompt
 
 #: The engines whose load is worth deferring (seconds to minutes); the others are built at once.
@@ -95,3 +98,24 @@ class CacheOnlyBackend:
 
     def close(self) -> None:
         pass
+
+
+def run_backend(name: str, params: Mapping[str, Any]) -> Any:
+    """The backend of a run: where its digest is known without loading it (`planned_digest`), a
+    `DeferredBackend` that loads the model on the first cache miss only (a fully cached batch starts no
+    engine); else the backend itself."""
+    from biorab.generation import build_backend
+
+    def build() -> Any:
+        return build_backend(name, dict(params))
+
+    digest = planned_digest(name, params)
+    return build() if digest is None else DeferredBackend(build, digest)
+
+
+def run_generator(name: str, params: Mapping[str, Any], generations_store: str | Path,
+                  backend: Any = None) -> CachedGenerator:
+    """The run's backend (`backend`: one already built; ``None``: `run_backend`) behind the generation
+    store at `generations_store`."""
+    return CachedGenerator(run_backend(name, params) if backend is None else backend,
+                           GenerationStore(generations_store), name=name)

@@ -1,4 +1,5 @@
-"""The executor seam: what runs a plan's pending rows (in-process or on Ray Data), and what it reports back.
+"""The executor seam: what runs a plan's pending rows (in-process or on Ray Data), what it is asked
+(`ExecutionRequest`) and what it reports back (`ExecutionStats`).
 
 The runner never chooses an executor: the edge (the CLI, a test, a bench script) builds one and passes it
 to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`pipelines/`).
@@ -6,6 +7,7 @@ to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,35 @@ ProgressFn = Callable[[int, int], None]
 # batch before generation (the in-process one) also calls it with n = 0 for the cells whose rows are
 # entering generation: the earliest "this cell has started" it can say (MLflow opens the cell's run then).
 CellRowsFn = Callable[[Mapping[str, int]], None]
+
+
+@dataclass(frozen=True)
+class ExecutionRequest:
+    """What an executor is asked to run: the pending `rows` of the cells in `plans` (cell id → plan), for
+    the run `config`, writing shards under `cells_dir` stamped with `attempt`, through the hit and
+    generation stores at `stores` (`biorab.caches.default_store_paths`); `progress` and `cell_rows` are
+    told of the work as it is written (``None``: nobody is)."""
+
+    rows: Sequence[dict[str, Any]]
+    plans: Mapping[str, CellPlan]
+    config: ExperimentConfig
+    cells_dir: Path
+    stores: tuple[Path, Path]
+    attempt: str
+    progress: ProgressFn | None = None
+    cell_rows: CellRowsFn | None = None
+
+    @property
+    def hits_store(self) -> Path:
+        return self.stores[0]
+
+    @property
+    def generations_store(self) -> Path:
+        return self.stores[1]
+
+    def with_rows(self, rows: Sequence[dict[str, Any]]) -> ExecutionRequest:
+        """The same request for other rows (the rest once some were finished, the rows in another order)."""
+        return dataclasses.replace(self, rows=rows)
 
 
 @dataclass
@@ -86,22 +117,12 @@ class ExecutionStats:
 class Executor(Protocol):
     """Runs pending rows through retrieval → render → generate → parse → probe and writes their shards.
 
-    Implementations: `biorab.runner.execution.local.LocalExecutor` (in-process) and `pipelines.ray_executor.RayExecutor`
-    (Ray Data). Both write the same shard files, so a run may switch between them and resume.
+    Implementations: `biorab.runner.execution.local.LocalExecutor` (in-process) and
+    `pipelines.ray_executor.RayExecutor` (Ray Data). Both write the same shard files, so a run may switch
+    between them and resume.
     """
 
-    def run(
-        self,
-        rows: Sequence[dict[str, Any]],
-        plans: Mapping[str, CellPlan],
-        config: ExperimentConfig,
-        *,
-        cells_dir: Path,
-        stores: tuple[Path, Path],
-        attempt: str,
-        progress: ProgressFn | None = None,
-        cell_rows: CellRowsFn | None = None,
-    ) -> ExecutionStats: ...
+    def run(self, request: ExecutionRequest) -> ExecutionStats: ...
 
 
 def rows_per_cell(rows: Iterable[dict[str, Any]], *, zero: bool = False) -> dict[str, int]:

@@ -13,9 +13,9 @@ from typing import Any
 
 from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.runner.scoring.cell_metrics import score_cell
-from biorab.runner.plan.experiment_source import CellListing, ScoredCells
 from biorab.runner.plan.cell_slices import plan_run
+from biorab.runner.plan.experiment_source import CellListing, ScoredCells
+from biorab.runner.scoring.cell_metrics import score_cell
 
 
 class BioRABSource:

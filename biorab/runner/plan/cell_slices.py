@@ -12,10 +12,10 @@ from pathlib import Path
 from biorab.cells import CellPlan, CellSlice
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
+from biorab.ral.rows import example_row
 from biorab.records import Example
 from biorab.runner.store.instance_key import example_key, instance_key
 from biorab.runner.store.shards import done_keys
-from biorab.ral.rows import example_row
 
 
 def sampling_seeds(plans: Mapping[str, CellPlan]) -> dict[str, int]:
@@ -76,7 +76,8 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
 
 def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
     """Every cell with its slice and its pending rows (instances without a successful row on disk whose
-    content, and for retrieving cells corpus sources, are the current ones: `biorab.runner.store.instance_key`).
+    content, and for retrieving cells corpus sources, are the current ones:
+    `biorab.runner.store.instance_key`).
 
     Slices are loaded once per dataset spec, not once per retrieval setting.
     """

@@ -11,10 +11,10 @@ from biorab.atomic_files import atomic_path, write_text_atomic
 from biorab.cells import CellPlan, CellResult
 from biorab.errors import BioRABError
 from biorab.labels import LABELS
+from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
 from biorab.records import Example
 from biorab.runner.store.instance_key import current_row, example_key, instance_key
 from biorab.runner.store.shards import latest_rows, read_all_rows
-from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
 
 #: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
 AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
