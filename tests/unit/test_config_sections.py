@@ -28,7 +28,7 @@ def _digest(model: Any) -> str:
 def loaded(path: Path) -> dict[str, Any]:
     """What `path` loads to with the first loader that takes it: a run (validated as `biorab run` does,
     without the data), a sweep, or a tune job; the digest of the validated config, and a run's cell ids."""
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.validate import load_experiment
     from biorab.sweep.config import load_sweep
     from training.config import load_tune_config
 

@@ -98,11 +98,11 @@ def test_the_config_module_names_no_experiment_kind_or_trainer() -> None:
               "from biorab.config_sections import Section\n"
               "from biorab.drugmech.experiment.spec import DrugMechSpec\n"
               "def f():\n    from biorab.learn.hit_filter import HitFilterSpec\n"
-              "    from biorab.runner.benchmark_source import BioRABSource\n")
+              "    from biorab.runner.plan.benchmark_source import BioRABSource\n")
     found = check_source(source, layer="biorab", path="biorab/experiment.py")
     assert [(v.line, v.module) for v in found] == [
         (3, "biorab.drugmech.experiment.spec"), (5, "biorab.learn.hit_filter"),
-        (6, "biorab.runner.benchmark_source")]
+        (6, "biorab.runner.plan.benchmark_source")]
     assert found[0].why.startswith("biorab.experiment may import only biorab.{experiment, config_sections")
 
 
