@@ -3,7 +3,7 @@
 Prompts are generated in batches (sorted by length to limit padding, results returned in input order)
 with left padding and ``pad = eos``. Stop strings are applied per row while generating (so a row stops
 early) and the text is cut before the first stop string. With ``score_labels`` or ``constrained``, the
-labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_scoring`).
+labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_label_logprobs`).
 Other constrained rows (a regex, or labels with ``choices_via="grammar"``) are decoded under an xgrammar
 grammar, the engine vLLM uses (`biorab.generation.hf_guided`), so a config constrains alike on both.
 """
@@ -22,7 +22,7 @@ from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_params import TransformersParams
-from biorab.generation.hf_scoring import ScoringRequest, score_labels
+from biorab.generation.hf_label_logprobs import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -40,9 +40,12 @@ class Prefilled:
     last_logits: torch.Tensor | None  # [rows, vocab] (None when not kept or a row was empty)
 
 
-def length_groups(lengths: Sequence[int], *, max_rows: int, tolerance: float = PADDING_TOLERANCE) -> list[list[int]]:
+def length_groups(
+    lengths: Sequence[int], *, max_rows: int, tolerance: float = PADDING_TOLERANCE
+) -> list[list[int]]:
     """Row indices in groups of similar length, longest first: a group takes the next row while its
-    padded size (rows x longest) stays within ``1 + tolerance`` of its real tokens. Empty rows are left out."""
+    padded size (rows x longest) stays within ``1 + tolerance`` of its real tokens. Empty rows are left
+    out."""
     order = sorted((i for i, n in enumerate(lengths) if n > 0), key=lambda i: (-lengths[i], i))
     groups: list[list[int]] = []
     for i in order:
@@ -56,7 +59,9 @@ def length_groups(lengths: Sequence[int], *, max_rows: int, tolerance: float = P
     return groups
 
 
-def prefix_families(seqs: Sequence[Sequence[int]], *, min_prefix: int = MIN_SHARED_PREFIX) -> list[tuple[int, list[int]]]:
+def prefix_families(
+    seqs: Sequence[Sequence[int]], *, min_prefix: int = MIN_SHARED_PREFIX
+) -> list[tuple[int, list[int]]]:
     """Rows that share a leading run of at least `min_prefix` tokens, as ``(shared length, rows)``.
 
     The rows are sorted by their tokens, so the common prefix of any run of them is the smallest common
@@ -100,9 +105,9 @@ def prefill(
     passes: list[tuple[int, list[int], list[tuple[torch.Tensor, torch.Tensor]] | None]] = []
     families = prefix_families(seqs)
     for shared, rows in families:
-        prefix, _ = _group_pass(model, [seqs[rows[0]][:shared]], pad_id, device)
+        prefix_states, _ = _group_pass(model, [seqs[rows[0]][:shared]], pad_id, device)
         own = [len(s) - shared if i in rows else 0 for i, s in enumerate(seqs)]
-        passes += [(shared, group, prefix) for group in length_groups(own, max_rows=len(seqs))]
+        passes += [(shared, group, prefix_states) for group in length_groups(own, max_rows=len(seqs))]
     alone = {i for _, rows in families for i in rows}
     lengths = [0 if i in alone else len(s) for i, s in enumerate(seqs)]
     passes += [(0, group, None) for group in length_groups(lengths, max_rows=len(seqs))]
@@ -111,8 +116,8 @@ def prefill(
     for shared, group, prefix in passes:
         layers, logits = _group_pass(model, [seqs[i][shared:] for i in group], pad_id, device, prefix)
         if not buffers:
-            buffers = [(_empty_like(k, len(seqs), width + reserve), _empty_like(v, len(seqs), width + reserve))
-                       for k, v in layers]  # fmt: skip
+            size = width + reserve
+            buffers = [(_empty_like(k, len(seqs), size), _empty_like(v, len(seqs), size)) for k, v in layers]
         for r, i in enumerate(group):
             _place(buffers, layers, r, i, shared=shared, own=len(seqs[i]) - shared, width=width)
         if keep_logits:
@@ -169,8 +174,10 @@ def _group_pass(
         mask = torch.cat([torch.ones((rows, shared), dtype=torch.long), mask], dim=-1)
     out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
                 use_cache=True, logits_to_keep=1, **{cache_kwarg(model): cache})  # fmt: skip
-    layers = [(layer.keys, layer.values) for layer in cache.layers]
-    return layers, out.logits[:, -1, :]
+    layers = [(cast(torch.Tensor, layer.keys), cast(torch.Tensor, layer.values))  # type: ignore[union-attr]
+              for layer in cache.layers]  # fmt: skip
+    logits: torch.Tensor = out.logits[:, -1, :]
+    return layers, logits
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:

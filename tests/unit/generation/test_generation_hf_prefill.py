@@ -80,7 +80,8 @@ def test_generate_on_the_joined_cache_makes_the_padded_prefill_tokens(backend: T
     hook = model.register_forward_pre_hook(
         lambda _m, _args, kwargs: widths.append(int(kwargs["input_ids"].numel())), with_kwargs=True)
     try:
-        gens = backend.generate([Prompt(f"t/{i}", t) for i, t in enumerate(TEXTS)], SamplingParams(max_tokens=10))
+        gens = backend.generate([Prompt(f"t/{i}", t) for i, t in enumerate(TEXTS)],
+                                SamplingParams(max_tokens=10))  # fmt: skip
     finally:
         hook.remove()
     expected = [tok.decode(row[enc["input_ids"].shape[1] :], skip_special_tokens=True) for row in padded]
