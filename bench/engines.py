@@ -70,7 +70,7 @@ def throughput(engine: str, dtype: str, batches: list[int], tokens: int) -> dict
 def smoke(job: str, limit: int, root: Path, model_cache: str) -> tuple[float, float, Any, Any]:
     """(wall empty cache, wall all cached, first result, rerun result) of `job` in-process."""
     from biorab.runner import run_experiment
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.validate import load_experiment
 
     base = load_experiment(REPO / "jobs" / job).model_dump(mode="json")
     base["backend"]["params"]["cache_dir"] = model_cache  # the prepared model; generations go elsewhere

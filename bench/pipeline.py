@@ -126,9 +126,9 @@ def make_config(args: argparse.Namespace, out: Path) -> Any:
 
 def prompts_of(config: Any) -> list[Any]:
     """The exact prompts the pipeline sends (same slice, template and render function)."""
-    from biorab.runner.plan import plan_run
-    from biorab.runner.rows import row_hits, row_prompt
-    from biorab.runner.stages import RenderStage
+    from biorab.ral.rows import row_hits, row_prompt
+    from biorab.ral.stages import RenderStage
+    from biorab.runner.plan.cell_slices import plan_run
 
     slices = plan_run(config, Path(tempfile.mkdtemp()) / "none")
     plans = {s.plan.cell_id: s.plan for s in slices}
@@ -138,8 +138,8 @@ def prompts_of(config: Any) -> list[Any]:
 
 
 def _executor(use_ray: bool) -> Any:
-    from biorab.runner.local import LocalExecutor
-    from pipelines.ral import RayExecutor
+    from biorab.runner.execution.local import LocalExecutor
+    from pipelines.ray_executor import RayExecutor
 
     return RayExecutor() if use_ray else LocalExecutor()
 
@@ -182,7 +182,7 @@ def time_pipeline(config: Any, use_ray: bool) -> Timing:
 def shard_marks(run_dir: Path, fallback: list[tuple[float, int]]) -> list[tuple[float, int]]:
     """(time, rows done) at each shard write, from the rows' ``written_at`` stamps: the write tasks stamp
     them as they finish, while the driver receives results in bursts."""
-    from biorab.runner.output import read_all_rows
+    from biorab.runner.store.shards import read_all_rows
 
     stamps: dict[float, int] = {}
     for cell_dir in (run_dir / "cells").iterdir():

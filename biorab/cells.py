@@ -1,8 +1,9 @@
 """The records a run passes between its layers: a cell's plan, its slice of rows, and its scored result.
 
-They live here, beside `biorab.records`, and not in the runner, so that the stages, the executors
-(`biorab.runner.local`, `pipelines.ral`), the experiment sources and tracking (`biorab.tracking`) share
-them without importing one another.
+They live here, beside `biorab.records`, and not in the runner, so that the executors
+(`biorab.runner.execution.local`, `pipelines.ray_executor`), the experiment sources and tracking
+(`biorab.tracking`) share them without importing one another. The RAL's batch stages read a plan through
+`biorab.ral.stage_plan.StagePlan`, which `CellPlan` fills.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ class CellPlan:
     # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
     # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
     corpus_dir: str | None = None
-    # Retrieving cells: the digest of the files their corpus is built from (`biorab.runner.plan.corpus_key`);
-    # a row is reused only when it was computed with the same (`biorab.runner.instance_key`).
+    # Retrieving cells: the digest of the files their corpus is built from
+    # (`biorab.runner.plan.cell_slices.corpus_key`); a row is reused only when it was computed with the same
+    # (`biorab.runner.store.instance_key`).
     corpus_key: str | None = None
 
     @property

@@ -18,13 +18,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from biorab.drugmech.experiment.spec import DrugMechSpec, with_chat_default
+from biorab.config_sections import Section, prepare_sections
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.learn.hit_filter import HitFilterSpec
 from biorab.params import Params
 from biorab.retrieval.selection import Selection
 
@@ -112,8 +111,9 @@ class RetrievalSpec(Selection, _HitSource):
             is wrong and the rates mean what their names say, unless `probe_any_testbed` is set.
         probe_any_testbed: allow the probe on any retrieving testbed (its rates are then not the paper's
             negative-awareness rates: some probed examples are correct).
-        filter: keep only the hits a trained awareness encoder judges helpful
-            (`biorab.learn.hit_filter.HitFilterSpec`: ``{encoder: <folder or models:/ URI>, threshold: d}``).
+        filter: keep only the hits a trained awareness encoder judges helpful (the block registered as
+            ``retrieval.filter`` in `biorab.registry.CONFIG_SECTIONS`: ``{encoder: <folder or models:/ URI>,
+            threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
     """
@@ -121,7 +121,7 @@ class RetrievalSpec(Selection, _HitSource):
     template: str = "default"
     awareness_probe: bool | None = None
     probe_any_testbed: bool = False
-    filter: HitFilterSpec | None = None
+    filter: Annotated[Any, Section("retrieval.filter")] | None = None
     method: CorpusMethod = "none"
 
     @model_validator(mode="after")
@@ -270,7 +270,8 @@ class ExperimentConfig(Params):
         name: the run's name; outputs go to ``<output_dir>/<name>``.
         datasets: the BioRAB dataset slices (cells: each × every retrieval setting); may be empty when
             `drugmech` is given.
-        drugmech: DrugMech query files to evaluate (`biorab.drugmech.experiment.spec.DrugMechSpec`).
+        drugmech: DrugMech query files to evaluate (the block registered as ``drugmech`` in
+            `biorab.registry.CONFIG_SECTIONS`).
         data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
         seed: seed of corpus corruption and of the bootstrap CIs.
         n_boot: bootstrap resamples for the CIs.
@@ -281,7 +282,7 @@ class ExperimentConfig(Params):
     output_dir: str = "runs"
     seed: int = 0
     datasets: tuple[DatasetSpec, ...] = ()
-    drugmech: DrugMechSpec | None = Field(default=None, validate_default=True)
+    drugmech: Annotated[Any, Section("drugmech")] | None = Field(default=None, validate_default=True)
     retrieval: tuple[RetrievalSpec, ...] = (RetrievalSpec(),)
     backend: BackendSpec = BackendSpec()
     sampling: SamplingParams = SamplingParams()
@@ -293,11 +294,11 @@ class ExperimentConfig(Params):
     @model_validator(mode="before")
     @classmethod
     def _drugmech_chat(cls, data: Any) -> Any:
-        return with_chat_default(data)
+        return prepare_sections(data, ("drugmech",))
 
     @field_validator("drugmech")
     @classmethod
-    def _something_to_run(cls, value: DrugMechSpec | None, info: ValidationInfo) -> DrugMechSpec | None:
+    def _something_to_run(cls, value: Any, info: ValidationInfo) -> Any:
         # Checked on `drugmech` (validated even when absent), so the error names a key.
         if value is None and info.data.get("datasets", ("invalid",)) == ():  # absent, not invalid
             raise ValueError("a config needs 'datasets' (BioRAB cells), 'drugmech' (DrugMech query files), "

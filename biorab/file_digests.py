@@ -1,7 +1,7 @@
 """Content digests of files, remembered per file by its stat signature.
 
 Every caller that keys something by what files hold uses these: the resume key of retrieving cells
-(the files their corpus is built from, `biorab.runner.plan`), the MLflow dataset inputs
+(the files their corpus is built from, `biorab.runner.plan.cell_slices`), the MLflow dataset inputs
 (`biorab.tracking.cells.folder_digest`) and the DrugMechDB parse cache. A file whose (size, mtime, ctime,
 inode) did not change since this process last read it is not read again, so digesting the corpus sources
 of every cell costs one ``stat`` per file after the first read (the staged BioRAB data's 24 corpora: 11

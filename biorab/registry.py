@@ -111,9 +111,9 @@ METRICS: Registry[Any] = _registry("metric", "biorab.metrics")
 CORPORA: Registry[Any] = _registry("corpus", "biorab.corpora")
 RETRIEVERS: Registry[Any] = _registry("retriever", "biorab.retrieval")
 BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
-#: Kinds of experiment (`biorab.runner.experiment_source.ExperimentSource` classes), registered lazily.
+#: Kinds of experiment (`biorab.runner.plan.experiment_source.ExperimentSource` classes), registered lazily.
 EXPERIMENTS: Registry[Any] = Registry("experiment")
-EXPERIMENTS.add_lazy("biorab", "biorab.runner.benchmark_source:BioRABSource")
+EXPERIMENTS.add_lazy("biorab", "biorab.runner.plan.benchmark_source:BioRABSource")
 EXPERIMENTS.add_lazy("drugmech", "biorab.drugmech.experiment.source:DrugMechSource")
 #: The RAL assembly's plug-ins (`biorab.ral.plugins`): hit filters by kind, corpus methods by name.
 HIT_FILTERS: Registry[Any] = Registry("hit filter")
@@ -121,6 +121,11 @@ HIT_FILTERS.add_lazy("encoder", "biorab.learn.hit_filter:build_hit_filter")
 CORPUS_METHODS: Registry[Any] = Registry("corpus method")
 for _method in ("detect_correct", "llm_label"):
     CORPUS_METHODS.add_lazy(_method, "biorab.methods.corpus_hooks:corpus_hook")
+#: Config blocks their plug-ins own (`biorab.config_sections`), by the key they fill: the ``drugmech:`` block
+#: of a run config (the DrugMech experiment kind) and a retrieval entry's ``filter:`` (the trained encoder).
+CONFIG_SECTIONS: Registry[Any] = Registry("config section")
+CONFIG_SECTIONS.add_lazy("drugmech", "biorab.drugmech.experiment.spec:DrugMechSpec")
+CONFIG_SECTIONS.add_lazy("retrieval.filter", "biorab.learn.hit_filter:HitFilterSpec")
 
 ALL_REGISTRIES: dict[str, Registry[Any]] = {
     "datasets": DATASETS,

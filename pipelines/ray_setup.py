@@ -1,13 +1,17 @@
-"""Starting or joining Ray for a pipeline run."""
+"""Starting or joining Ray: `start_ray` for every command that needs one (`biorab run` and the sweeps through
+`init_ray`, `biorab serve`, the tune jobs), each asking for its own options."""
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -50,33 +54,95 @@ def cluster_address(resources: ResourcesConfig) -> str | None:
     return address
 
 
-def init_ray(resources: ResourcesConfig) -> bool:
-    """Join the cluster of `cluster_address`, or start a small local Ray; returns whether this call did
-    either.
+def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = False, quiet: bool = False,
+              worker_logs: Literal["always", "joined", "never"] = "always", train_dashboard: bool = False,
+              env_vars: Mapping[str, str] | None = None) -> bool:
+    """Join the cluster at `settings.address`, or start a local Ray of `settings`' size; returns whether
+    this call did either (``False``: Ray was up already, and is left as it is).
 
-    Joining passes no resources (Ray refuses ``num_cpus`` or an object store size for an existing
-    cluster: the cluster already has them). The local default disables the dashboard and caps the object
-    store (docs/notes/ray_on_small_machines.md). Token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``)
-    and usage stats are turned off by the environment the edge sets (``RAY_AUTH_MODE=disabled``,
-    ``RAY_USAGE_STATS_ENABLED=0``: the CLI's defaults), never by this library.
+    Joining passes no resources (Ray refuses ``num_cpus`` or an object store size for an existing cluster:
+    the cluster already has them). A local Ray has no dashboard and a capped object store
+    (docs/notes/ray_on_small_machines.md), its session files in `settings.temp_dir` (``None``: Ray's own).
+    Token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``) and usage stats are turned off by the
+    environment the edge sets (``RAY_AUTH_MODE=disabled``, ``RAY_USAGE_STATS_ENABLED=0``: the CLI's
+    defaults), never here.
+
+    Args:
+        fresh: a new local Ray even where a ``ray start`` runs on this machine (``address="local"``).
+        reaper: end the local Ray's processes if this driver is killed (`start_reaper`).
+        quiet: Ray's own driver-side log at WARNING.
+        worker_logs: where the workers' output is printed by the driver: ``always``, only when ``joined``
+            to a cluster, or ``never``.
+        train_dashboard: the local Ray that Ray Train's placement-group cleanup needs (`_train_local`).
+        env_vars: the workers' environment (``runtime_env``).
     """
     import ray
 
     if ray.is_initialized():
         return False
-    address = cluster_address(resources)
-    if address:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    options: dict[str, Any] = {"logging_level": logging.WARNING} if quiet else {}
+    if env_vars is not None:
+        options["runtime_env"] = {"env_vars": dict(env_vars)}
+    if settings.address:
+        if worker_logs == "never":
+            options["log_to_driver"] = False
+        ray.init(address=settings.address, **options)
+        return True
+    if worker_logs != "always":
+        options["log_to_driver"] = False
+    local: dict[str, Any] = {"num_cpus": settings.num_cpus,
+                             "object_store_memory": settings.object_store_memory,
+                             "_temp_dir": settings.temp_dir, **({"address": "local"} if fresh else {})}
+    if train_dashboard:
+        _train_local(local, options)
     else:
-        ray.init(
-            num_cpus=resources.num_cpus,
-            include_dashboard=False,
-            object_store_memory=resources.object_store_memory,
-            _temp_dir=resources.temp_dir or short_temp_dir(),
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
+        ray.init(include_dashboard=False, **local, **options)
+    if reaper:
         start_reaper()
+    return True
+
+
+def _train_local(local: dict[str, Any], options: dict[str, Any]) -> None:
+    import ray
+
+    # When a trial's function returns, Tune ends its actor and the Train controller it owns; the worker
+    # group's placement group is then removed by Train's placement-group cleaner, through the state API.
+    # That API needs the dashboard, and it resolves "auto", which fails when other Ray instances run on the
+    # machine ("Found multiple active Ray instances"). Without both, each finished trial leaked its CPUs
+    # and the next trial waited forever. So: a loopback dashboard on a free port, and the local GCS port
+    # chosen here and handed to every worker as RAY_ADDRESS.
+    port = _free_port()
+    address = f"{ray.util.get_node_ip_address()}:{port}"
+    env = {**options.get("runtime_env", {}).get("env_vars", {}), "RAY_ADDRESS": address}
+    previous = os.environ.get("RAY_GCS_SERVER_PORT")
+    os.environ["RAY_GCS_SERVER_PORT"] = str(port)
+    try:
+        ray.init(include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=_free_port(), **local,
+                 **{**options, "runtime_env": {"env_vars": env}})
+    finally:
+        if previous is None:
+            del os.environ["RAY_GCS_SERVER_PORT"]
+        else:
+            os.environ["RAY_GCS_SERVER_PORT"] = previous
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return int(sock.getsockname()[1])
+
+
+def init_ray(resources: ResourcesConfig) -> bool:
+    """`start_ray` for a pipeline run: the cluster of `cluster_address`, or a small local Ray (session files
+    under `short_temp_dir`, reaped if the driver is killed), printing neither Ray's logs below WARNING nor
+    the workers' output; returns whether this call started or joined it."""
+    import ray
+
+    settings = RaySettings(address=cluster_address(resources), num_cpus=resources.num_cpus,
+                           object_store_memory=resources.object_store_memory,
+                           temp_dir=resources.temp_dir or short_temp_dir())
+    if not start_ray(settings, reaper=True, quiet=True, worker_logs="never"):
+        return False
     # Ray Data logs every execution plan at INFO; `biorab run` shows its own progress instead.
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     ctx = ray.data.DataContext.get_current()

@@ -1,4 +1,5 @@
-"""Ray Data wrappers of the `biorab.runner.stages` callables: Arrow batch in, Arrow batch out.
+"""Ray Data wrappers of the RAL's batch stages (`biorab.ral.stages`, `retrieval_stage`, `probe_stage`):
+Arrow batch in, Arrow batch out, and nothing else.
 
 Actor classes (`RetrievalActor`, `GenerationActor`) build their index or model once in ``__init__``/on
 first use; the task functions (`render_batch`, `parse_batch`, `write_batch`) are stateless.
@@ -14,11 +15,12 @@ import pyarrow as pa
 
 from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
-from biorab.runner.awareness_stage import ProbeStage
-from biorab.runner.output import write_shards
-from biorab.runner.retrieval_stage import RetrievalStage
-from biorab.runner.rows import from_table, stamp, to_table
-from biorab.runner.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.probe_stage import ProbeStage
+from biorab.ral.retrieval_stage import RetrievalStage
+from biorab.ral.rows import from_table, stamp, to_table
+from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+from biorab.runner.execution.deferred_backend import run_generator
+from biorab.runner.store.shards import write_shards
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
 RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached", "probe_gen_error",
@@ -36,7 +38,9 @@ class RetrievalActor:
 
 
 class GenerationActor:
-    """One LLM actor: loads the configured backend once, then generates batches through the cache.
+    """One LLM actor: loads the configured backend once (where the model's digest is known without it, on
+    the first cache miss: `biorab.runner.execution.deferred_backend.run_backend`), then generates batches
+    through the cache.
 
     With `plans`, rows of probing cells also get the awareness probe from the same loaded model, right
     after their task generation (the probe does not read the task output, so it need not wait for the
@@ -45,10 +49,9 @@ class GenerationActor:
     def __init__(self, backend: str, backend_params: dict[str, Any], sampling: dict[str, Any],
                  generations_store: str, plans: Mapping[str, CellPlan] | None = None,
                  seeds: Mapping[str, int] | None = None) -> None:
-        self.stage = GenerationStage(backend, backend_params, SamplingParams(**sampling), generations_store,
-                                     seeds=seeds)
+        generator = run_generator(backend, backend_params, generations_store)
+        self.stage = GenerationStage(generator, SamplingParams(**sampling), seeds=seeds)
         self.probe = ProbeStage(plans or {}, self.stage)
-        _ = self.stage.backend.model_digest  # load the model now, not inside the first batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         return to_table(self.probe(self.stage(from_table(batch))))

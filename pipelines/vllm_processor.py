@@ -25,8 +25,8 @@ from biorab.caches import GenerationStore, generation_key
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.ral.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
 from biorab.records import Generation
-from biorab.runner.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
 
 #: The column ``ray.data.llm`` sets on a row whose request failed (with ``should_continue_on_error``).
 INFERENCE_ERROR = "__inference_error__"

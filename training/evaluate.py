@@ -32,7 +32,7 @@ def compare_tuned(
 ) -> list[CellComparison]:
     """Run CONFIG as is and with `adapter` (a folder or ``models:/`` URI), then compare cell by cell."""
     from biorab.runner import run_experiment
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.validate import load_experiment
 
     base = load_experiment(config_path).with_limit(limit)
     if output_dir is not None:
@@ -47,10 +47,10 @@ def compare_tuned(
 
 def _executor(use_ray: bool) -> Any:
     if use_ray:
-        from pipelines.ral import RayExecutor
+        from pipelines.ray_executor import RayExecutor
 
         return RayExecutor()
-    from biorab.runner.local import LocalExecutor
+    from biorab.runner.execution.local import LocalExecutor
 
     return LocalExecutor()
 
@@ -60,7 +60,7 @@ def _compare(cell_a: Any, cell_b: Any, config: Any) -> Any:
 
     from biorab.labels import LABELS
     from biorab.metrics.paired import compare
-    from biorab.runner.rows import from_table, row_prediction
+    from biorab.ral.rows import from_table, row_prediction
 
     rows_a = from_table(pq.read_table(cell_a.predictions_path))
     by_id = {r["id"]: r for r in from_table(pq.read_table(cell_b.predictions_path))}

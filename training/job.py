@@ -47,50 +47,17 @@ def search_space(cfg: TuneJobConfig) -> dict[str, Any]:
 
 
 def start_ray(cfg: TuneJobConfig) -> bool:
-    """Connect to `cfg.ray.address` or start a small local Ray; True when this call started it."""
+    """Connect to `cfg.ray.address` or start a small local Ray (`pipelines.ray_setup.start_ray`, with the
+    dashboard Ray Train needs and without the workers' output); True when this call started it."""
     import os
 
-    import ray
+    from pipelines.ray_setup import start_ray as start
 
-    if ray.is_initialized():
-        return False
     # Starting a Train worker (a fresh process importing torch) can take minutes on a loaded 2-core box;
     # Ray Train's default 60 s startup timeout then fails trials that would have run.
     timeout = os.environ.get("RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", "600")
     env = {"RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": timeout}
-    r = cfg.ray
-    if r.address is not None:
-        ray.init(address=r.address, runtime_env={"env_vars": env})
-        return True
-    # When a trial's function returns, Tune ends its actor and the Train controller it owns; the worker
-    # group's placement group is then removed by Train's placement-group cleaner, through the state API.
-    # That API needs the dashboard, and it resolves "auto", which fails when other Ray instances run on the
-    # machine ("Found multiple active Ray instances"). Without both, each finished trial leaked its CPUs
-    # and the next trial waited forever. So: a loopback dashboard on a free port, and the local GCS port
-    # chosen here and handed to every worker as RAY_ADDRESS.
-    port = _free_port()
-    address = f"{ray.util.get_node_ip_address()}:{port}"
-    previous = os.environ.get("RAY_GCS_SERVER_PORT")
-    os.environ["RAY_GCS_SERVER_PORT"] = str(port)
-    try:
-        ray.init(num_cpus=r.num_cpus, include_dashboard=True, dashboard_host="127.0.0.1",
-                 dashboard_port=_free_port(), object_store_memory=r.object_store_memory,
-                 _temp_dir=r.temp_dir, log_to_driver=False,
-                 runtime_env={"env_vars": {**env, "RAY_ADDRESS": address}})  # fmt: skip
-    finally:
-        if previous is None:
-            del os.environ["RAY_GCS_SERVER_PORT"]
-        else:
-            os.environ["RAY_GCS_SERVER_PORT"] = previous
-    return True
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("", 0))
-        return int(sock.getsockname()[1])
+    return start(cfg.ray, worker_logs="joined", train_dashboard=True, env_vars=env)
 
 
 def run_job(
@@ -135,20 +102,9 @@ def _job_info(cfg: TuneJobConfig, job_dir: Path, data: dict[str, Any]) -> dict[s
     }
     if not cfg.mlflow.enabled:
         return info
-    uri = tracking.tracking_uri(cfg, job_dir)
-    client = tracking.client(uri)
-    exp = tracking.experiment_id(client, cfg.mlflow.experiment, job_dir, uri)
-    run_id = tracking.find_or_create_run(client, exp, {tracking.JOB_TAG: str(job_dir)}, name=cfg.name)
-    tracking.log_params(
-        client,
-        run_id,
-        {
-            "kind": cfg.kind,
-            "num_samples": cfg.tune.num_samples,
-            "metric": cfg.tune.metric,
-            **{f"data.{k}": v for k, v in data.items()},
-        },
-    )
+    params = {"kind": cfg.kind, "num_samples": cfg.tune.num_samples, "metric": cfg.tune.metric,
+              **{f"data.{k}": v for k, v in data.items()}}
+    uri, exp, run_id = tracking.open_job_run(cfg, job_dir, params)
     return {**info, "run_id": run_id, "tracking_uri": uri, "experiment_id": exp}
 
 

@@ -4,31 +4,26 @@ training config and data digests, and registered under an alias (``models:/<name
 Everything goes through `MlflowClient` with explicit run ids (no active-run globals), so the Tune driver,
 the trial drivers and the Ray Train workers can all log into the runs the driver created. A resumed job
 finds its parent (tag ``biorab.tune_job``) and each trial its child (tag ``biorab.trial_id``) again, so a
-restore continues the same runs rather than making new ones.
+restore continues the same runs rather than making new ones: the keyed runs and the params are those of
+`biorab run` (`biorab.tracking.runs`, `biorab.tracking.flatten`), with the tune jobs' own tags.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from biorab.tracking.flatten import mlflow_params
+from biorab.tracking.mlflow_tracker import artifact_root
+from biorab.tracking.preflight import resolve_uri
+from biorab.tracking.runs import MLFLOW_PARENT, log_params_once, open_experiment, open_tagged_run
 from training.config import TuneJobConfig
 
 JOB_TAG = "biorab.tune_job"
 TRIAL_TAG = "biorab.trial_id"
-
-
-def tracking_uri(cfg: TuneJobConfig, job_dir: Path) -> str:
-    """The configured URI, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<job dir>/mlflow.db``."""
-    return (
-        cfg.mlflow.tracking_uri
-        or os.environ.get("MLFLOW_TRACKING_URI")
-        or (f"sqlite:///{job_dir / 'mlflow.db'}")
-    )
 
 
 def client(uri: str) -> Any:
@@ -37,39 +32,32 @@ def client(uri: str) -> Any:
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
-def experiment_id(mlflow: Any, name: str, job_dir: Path, uri: str) -> str:
-    """The experiment's id; a new one keeps its artifacts in ``<job dir>/mlartifacts`` for a local store."""
-    found = mlflow.get_experiment_by_name(name)
-    if found is not None:
-        return str(found.experiment_id)
-    remote = uri.split(":", 1)[0].lower() in ("http", "https", "databricks")
-    location = None if remote else (job_dir / "mlartifacts").as_uri()
-    return str(mlflow.create_experiment(name, artifact_location=location))
+def open_job_run(cfg: TuneJobConfig, job_dir: Path, params: dict[str, Any]) -> tuple[str, str, str]:
+    """The job's parent run (tag ``biorab.tune_job``: the job dir), opened or reopened with `params`: the
+    store's URI (the configured one, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<job dir>/mlflow.db``),
+    the experiment's id (a new one keeps its artifacts in ``<job dir>/mlartifacts`` for a local store) and
+    the run's id."""
+    uri = resolve_uri(cfg.mlflow.tracking_uri, job_dir)
+    mlflow = client(uri)
+    exp_id = open_experiment(mlflow, cfg.mlflow.experiment, artifact_root(uri, job_dir))
+    run_id = open_tagged_run(mlflow, exp_id, JOB_TAG, str(job_dir), name=cfg.name, tags={})
+    log_params(mlflow, run_id, params)
+    return uri, exp_id, run_id
 
 
-def find_or_create_run(
-    mlflow: Any, exp_id: str, tags: dict[str, str], *, name: str, parent: str | None = None
-) -> str:
-    """The run with these tags (resume), or a new one (a child of `parent` when given)."""
-    query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
-    found = mlflow.search_runs([exp_id], filter_string=query, max_results=1)
-    if found:
-        run_id = str(found[0].info.run_id)
-        mlflow.update_run(run_id, status="RUNNING")
-        return run_id
-    all_tags = {**tags, **({"mlflow.parentRunId": parent} if parent else {})}
-    return str(mlflow.create_run(exp_id, tags=all_tags, run_name=name).info.run_id)
+def open_trial_run(mlflow: Any, job: dict[str, Any], trial_id: str, params: dict[str, Any]) -> str:
+    """A trial's child run (tag ``biorab.trial_id``) under the job's parent, opened or reopened (a restored
+    trial) with `params`; its id."""
+    run_id = open_tagged_run(mlflow, job["experiment_id"], TRIAL_TAG, trial_id, name=trial_id,
+                             tags={MLFLOW_PARENT: job["run_id"]})
+    log_params(mlflow, run_id, params)
+    return run_id
 
 
 def log_params(mlflow: Any, run_id: str, params: dict[str, Any]) -> None:
-    """Flat params (``lora.r``...); a param logged before with the same value is fine on resume."""
-    from mlflow.entities import Param
-
-    flat = _flatten(params)
-    known = mlflow.get_run(run_id).data.params
-    fresh = [Param(k, str(v)[:500]) for k, v in flat.items() if k not in known]
-    if fresh:
-        mlflow.log_batch(run_id, params=fresh)
+    """Flat params (``lora.r``; a tuple is one param); a param logged before is not logged again on
+    resume."""
+    log_params_once(mlflow, mlflow.get_run(run_id), run_id, mlflow_params(params, sequences="whole"))
 
 
 def log_step(mlflow: Any, run_id: str, metrics: dict[str, float]) -> None:
@@ -124,13 +112,3 @@ def _copy_model(checkpoint: Path, folder: Path) -> None:
     sub = checkpoint / "adapter"
     source = checkpoint if (checkpoint / "encoder.json").is_file() or not sub.is_dir() else sub
     shutil.copytree(source, folder, ignore=shutil.ignore_patterns("state.pt"))
-
-
-def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        if isinstance(value, dict):
-            out.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out

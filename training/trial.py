@@ -105,10 +105,7 @@ def trial_driver(trial_config: dict[str, Any], *, job: dict[str, Any], records: 
     mlflow, run_id = None, None
     if job["run_id"]:
         mlflow = tracking.client(job["tracking_uri"])
-        run_id = tracking.find_or_create_run(
-            mlflow, job["experiment_id"], {tracking.TRIAL_TAG: trial_id}, name=trial_id, parent=job["run_id"]
-        )
-        tracking.log_params(mlflow, run_id, params)
+        run_id = tracking.open_trial_run(mlflow, job, trial_id, params)
     r = cfg.resources
     callbacks: list[Any] = [TuneReportCallback()]
     trainer = TorchTrainer(

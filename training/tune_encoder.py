@@ -41,8 +41,8 @@ def tune_encoder(
 def _auroc(outcome: TuneOutcome, cfg: TuneJobConfig) -> dict[str, float]:
     """The best encoder's and the untrained base's ledger AUROC/AUPRC (with bootstrap CIs) on the held-out
     items of `cfg.evaluation` (the same items for both); logged to the parent."""
+    from biorab.learn.encoder_eval import slice_auroc
     from biorab.learn.encoder_model import load_encoder, new_encoder
-    from biorab.learn.scoring import slice_auroc
 
     assert cfg.evaluation is not None
     hold_out = cfg.hold_out if cfg.hold_out.fraction > 0 else None

@@ -41,9 +41,9 @@ def validate(
 ) -> None:
     """Check an experiment config (keys, names, component params, splits, data files, a tracking server
     answering within 3 s) and list its cells."""
-    from biorab.runner.experiment_source import experiment_sources
-    from biorab.runner.preflight import preflight
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.preflight import preflight
+    from biorab.runner.checks.validate import load_experiment
+    from biorab.runner.plan.experiment_source import experiment_sources
 
     cfg = load_experiment(config, check_data=not skip_data, data_dir=data_dir)
     preflight(cfg, path=config, check_data=not skip_data)  # the same checks `biorab run` makes first

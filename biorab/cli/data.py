@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from biorab.cli.data_options import DataDirOption
+
 if TYPE_CHECKING:
     from biorab.datasets.stats import SplitStats
     from biorab.records import Example
@@ -19,13 +21,6 @@ if TYPE_CHECKING:
 data_app = typer.Typer(
     help="Inspect the datasets: row counts, labels, duplicates, examples.", no_args_is_help=True
 )
-
-DataDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--data-dir", help="BioRAB data root (default: $BIORAB_DATA_DIR, else ../shared/data/biorab)."
-    ),
-]
 
 
 @data_app.command("stats")

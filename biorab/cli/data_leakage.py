@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from biorab.cli.data import DataDirOption
+from biorab.cli.data_options import DataDirOption
 
 if TYPE_CHECKING:
     from biorab.corpora.leakage import Overlap

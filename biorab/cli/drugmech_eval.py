@@ -153,7 +153,7 @@ def respond(
     from biorab.drugmech.experiment.responses_export import backend_errors, response_rows, write_responses
     from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS
     from biorab.runner import run_experiment
-    from biorab.runner.local import LocalExecutor
+    from biorab.runner.execution.local import LocalExecutor
 
     if world not in WORLDS or mode not in DISEASE_MODES:
         raise ConfigError(f"unknown world {world!r} or mode {mode!r}", key="--world/--mode")
@@ -238,7 +238,7 @@ def score(
 ) -> None:
     """Score model responses against their query files (row verdicts, per-file and grouped accuracy)."""
     from biorab.drugmech.parsing.option_answer import PARSER_MODES
-    from biorab.drugmech.scoring.accuracy_report import accuracy_report
+    from biorab.drugmech.scoring.accuracy_tables import accuracy_report
     from biorab.drugmech.scoring.graph_matching import NODE_MATCHERS
     from biorab.drugmech.scoring.responses import read_responses, score_responses
 

@@ -85,7 +85,7 @@ def main() -> None:
     except KeyboardInterrupt:  # raised outside typer's handler (e.g. while a command tears down)
         status = exit_codes.INTERRUPTED
     except BioRABError as e:
-        from biorab.runner.run_lock import RunLockedError
+        from biorab.runner.store.run_lock import RunLockedError
 
         locked = isinstance(e, RunLockedError)
         _fail(f"error: {e}", exit_codes.LOCKED if locked else exit_codes.USAGE_OR_INPUT)

@@ -35,8 +35,8 @@ def run(
     from rich.console import Console
 
     from biorab.runner import run_experiment
-    from biorab.runner.experiment_source import experiment_sources
-    from biorab.runner.preflight import preflight
+    from biorab.runner.checks.preflight import preflight
+    from biorab.runner.plan.experiment_source import experiment_sources
 
     started = time.perf_counter()
     err = Console(stderr=True)
@@ -90,7 +90,7 @@ def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | No
     """The checked config, after fetching the data it needs when this machine has none."""
     from biorab.config_loading import load_config
     from biorab.experiment import BackendSpec, ExperimentConfig
-    from biorab.runner.validate import check_experiment, load_experiment
+    from biorab.runner.checks.validate import check_experiment, load_experiment
 
     if fetch and data_dir is None:
         _fetch_for(load_config(ExperimentConfig, config), err)
@@ -105,7 +105,7 @@ def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | No
 def _fetch_for(cfg: Any, err: Any) -> None:
     from biorab.errors import DataError
     from biorab.fetching import fetch_files, load_manifest
-    from biorab.fetching.for_config import names_to_fetch
+    from biorab.fetching.fetch_for_run import names_to_fetch
     from biorab.fetching.progress import FetchProgress
     from biorab.paths import fetched_data_dir
 
@@ -157,10 +157,10 @@ class _ProgressLines:
 def _executor(no_ray: bool) -> Any:
     """The edge chooses the executor: in-process, or the Ray Data pipeline (imported only here)."""
     if no_ray:
-        from biorab.runner.local import LocalExecutor
+        from biorab.runner.execution.local import LocalExecutor
 
         return LocalExecutor()
-    from pipelines.ral import RayExecutor
+    from pipelines.ray_executor import RayExecutor
 
     return RayExecutor()
 
@@ -194,8 +194,8 @@ def _table(result: Any) -> Any:
     from rich.table import Table
 
     from biorab.metrics.task_scoring import PRIMARY_METRIC
-    from biorab.runner.cell_scoring import AWARENESS_METRICS
-    from biorab.runner.run_report import metric_cell
+    from biorab.runner.scoring.cell_metrics import AWARENESS_METRICS
+    from biorab.runner.scoring.run_report import metric_cell
 
     table = Table(title="headline metric per cell (95% bootstrap CI); all metrics: report.md / MLflow")
     for col in ("cell", "task", "n", "metric", "value [CI]", "parse fail", "gen fail"):

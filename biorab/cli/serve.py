@@ -99,22 +99,19 @@ def _session_key(cfg: Any) -> str | None:
 
 
 def _start(cfg: Any, session_key: str | None, control: Path) -> None:
-    import ray
     from ray import serve
 
+    from pipelines.ray_setup import start_ray
     from serve.app import compose, key_digests
     from serve.auth import digest
 
     digests = [digest(session_key)] if session_key else key_digests(cfg)
-    if cfg.ray.address:
-        ray.init(address=cfg.ray.address, include_dashboard=False)
-    else:  # always a new local Ray (never someone else's `ray start`), its files under a short temp dir
-        temp = cfg.ray.temp_dir
-        if temp is None:
-            temp = tempfile.mkdtemp(prefix="biorab-ray-")
-            _OWN_TEMP.append(temp)
-        ray.init(address="local", num_cpus=cfg.ray.num_cpus, include_dashboard=False,
-                 object_store_memory=cfg.ray.object_store_memory, _temp_dir=temp)
+    settings = cfg.ray
+    if not cfg.ray.address and cfg.ray.temp_dir is None:  # a local Ray's files under a temp dir of its own
+        temp = tempfile.mkdtemp(prefix="biorab-ray-")
+        _OWN_TEMP.append(temp)
+        settings = cfg.ray.model_copy(update={"temp_dir": temp})
+    start_ray(settings, fresh=True)  # a new local Ray, never someone else's `ray start`
     serve.start(http_options={"host": cfg.http.host, "port": cfg.http.port,
                               "request_timeout_s": cfg.http.request_timeout_s})
     local = None if cfg.ray.address else str(control)  # a remote cluster's replicas cannot see the folder

@@ -23,7 +23,7 @@ def plan(
     GPU-hours of SWEEP, and every config error, in seconds and without a GPU."""
     from biorab.errors import ConfigError
     from biorab.sweep import load_sweep
-    from biorab.sweep.plan import plan_sweep
+    from biorab.sweep.cost_estimate import plan_sweep
 
     cfg = load_sweep(sweep)
     result = plan_sweep(cfg, path=sweep, check_data=not skip_data)
@@ -123,7 +123,7 @@ def _one_ray(cfg: Any, no_ray: bool) -> Iterator[Any]:
     import ray
 
     from biorab.sweep.expand import expand_runs
-    from pipelines.ral import RayExecutor
+    from pipelines.ray_executor import RayExecutor
     from pipelines.ray_setup import init_ray
 
     runs = expand_runs(cfg)
@@ -154,7 +154,7 @@ def track(
     uri: Annotated[str | None, typer.Option("--uri", help="tracking URI instead of the config's")] = None,
 ) -> None:
     """Log finished results on disk to MLflow again (after an unreachable tracking server), no compute."""
-    from biorab.tracking.replay import track_dir
+    from biorab.cli.replay_tracking import track_dir
 
     uri = track_dir(run_dir, uri=uri)
     typer.echo(f"browse: mlflow ui --backend-store-uri {uri}")

@@ -66,7 +66,7 @@ def source_files(
 ) -> dict[str, Path]:
     """The files the `kind` corpus of `dataset` is built from, named ``<dataset>:<file name>``: each source
     dataset's training split and whatever its loader reads with it (no file is read here). Their contents
-    key the resume of retrieving cells (`biorab.runner.plan.corpus_key`)."""
+    key the resume of retrieving cells (`biorab.runner.plan.cell_slices.corpus_key`)."""
     from biorab.datasets import get_dataset
 
     spec = TestbedSpec(dataset=dataset, pool=tuple(pool) if pool else DIVERSE_POOL)

@@ -14,12 +14,12 @@ from typing import Any
 
 from biorab.build import build
 from biorab.datasets import (  # noqa: F401 - imported to register the loaders
-    ade,
     ade_corpus_v2,
+    ade_triples,
     bionli,
     byo,
     chemprot,
-    git,
+    git_triples,
     hetionet,
     medmcqa,
     pharmkg,

@@ -1,7 +1,7 @@
 """Which base model a LoRA adapter belongs to: recorded when the adapter is saved (`write_adapter_base`),
-checked when a backend loads it (`check_adapter_base`), so an adapter for another base fails at load time
-with a message instead of producing garbage. Generation owns it (the backends load adapters); training
-writes the record."""
+checked when a backend loads it (`check_adapter_base`, through `local_adapter`), so an adapter for another
+base fails at load time with a message instead of producing garbage. Generation owns it (the backends load
+adapters); training writes the record."""
 
 from __future__ import annotations
 
@@ -53,3 +53,18 @@ def check_adapter_base(adapter: str | Path, source: ModelSource, *, key: str = "
         raise ConfigError(
             f"adapter {folder} was trained for another base model than {source.location} ({diff})", key=key
         )
+
+
+def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
+    """`adapter` as something ``PeftModel.from_pretrained`` / vLLM's ``LoRARequest`` loads: an MLflow
+    ``models:/`` (or ``runs:/``) URI is downloaded once into the cache; a local adapter folder is checked
+    against the base model's shape (an adapter for another base is a `ConfigError` naming
+    ``adapter_path``)."""
+    if adapter is None:
+        return None
+    from biorab.model_refs import is_mlflow_uri, resolve_artifact
+
+    local = str(resolve_artifact(adapter, key="adapter_path")) if is_mlflow_uri(adapter) else adapter
+    if Path(local).is_dir():
+        check_adapter_base(local, source, key="adapter_path")
+    return local

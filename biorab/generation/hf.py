@@ -3,7 +3,7 @@
 Prompts are generated in batches (sorted by length to limit padding, results returned in input order)
 with left padding and ``pad = eos``. Stop strings are applied per row while generating (so a row stops
 early) and the text is cut before the first stop string. With ``score_labels`` or ``constrained``, the
-labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_scoring`).
+labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_label_logprobs`).
 Other constrained rows (a regex, or labels with ``choices_via="grammar"``) are decoded under an xgrammar
 grammar, the engine vLLM uses (`biorab.generation.hf_guided`), so a config constrains alike on both.
 """
@@ -18,13 +18,14 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
 from biorab.errors import BackendError
+from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_params import TransformersParams
-from biorab.generation.hf_scoring import ScoringRequest, score_labels
+from biorab.generation.hf_label_logprobs import ScoringRequest, score_labels
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
-from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
+from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -203,7 +204,7 @@ class TransformersBackend:
             # a grammar lets a row end with any EOS it was built with: generate must stop on all of them
             sampling.update(logits_processor=LogitsProcessorList([processor]),
                             eos_token_id=sorted(_eos_ids(self.model, self.tokenizer)))  # fmt: skip
-        sampling.update(_reserved_cache(self.model, params.max_tokens))
+        sampling.update(_prefilled_cache(self.model, batch_ids, params.max_tokens, pad))
         with torch.random.fork_rng(devices=[]):  # seeded sampling without touching the caller's RNG
             torch.manual_seed(params.seed)
             output = self.model.generate(
@@ -256,17 +257,24 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return found
 
 
-def _reserved_cache(model: Any, max_tokens: int) -> dict[str, Any]:
-    """`generate`'s cache argument: a `ReservedCache` (no per-token copy of the cache) for models whose
-    layers all attend to the full context; ``{}`` (transformers' default cache) for sliding-window or
-    hybrid models, whose layers the reserved cache does not model."""
-    from biorab.generation.hf_cache import ReservedCache, cache_kwarg
+def _prefilled_cache(model: Any, batch_ids: list[list[int]], max_tokens: int, pad_id: int) -> dict[str, Any]:
+    """`generate`'s cache argument, for models whose layers all attend to the full context: every prompt
+    but its last token prefilled without padding into a `ReservedCache` (`biorab.generation.hf_prefill`;
+    no per-token copy of the cache while decoding either); `generate` then runs the last tokens as its
+    first step. ``{}`` (transformers' default cache and padded prefill) for sliding-window or hybrid
+    models, whose layers the reserved cache does not model, and for one-token prompts."""
+    from biorab.generation.hf_cache import cache_kwarg
+    from biorab.generation.hf_prefill import prefill
 
     config = model.config.get_text_config(decoder=True)
     layer_types = set(getattr(config, "layer_types", None) or ["full_attention"])
     if getattr(config, "sliding_window", None) or layer_types != {"full_attention"}:
         return {}
-    return {cache_kwarg(model): ReservedCache(config.num_hidden_layers, max_tokens)}
+    heads = [row[:-1] for row in batch_ids]
+    if max(len(h) for h in heads) == 0:
+        return {}
+    done = prefill(model, heads, reserve=max_tokens + 1, pad_id=pad_id)
+    return {cache_kwarg(model): done.cache}
 
 
 def _length_sorted_batches(rows: list[int], ids: list[list[int]], size: int) -> list[list[int]]:

@@ -51,6 +51,12 @@ class ReservedLayer(DynamicLayer):
             return False
         return keys.numel() == 0 or keys.data_ptr() == buffer.data_ptr()
 
+    def adopt(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, length: int) -> None:
+        """Take buffers whose first `length` positions are already filled (a prefill made elsewhere)."""
+        self.lazy_initialization(key_buffer, value_buffer)
+        self._key_buffer, self._value_buffer = key_buffer, value_buffer
+        self.keys, self.values = key_buffer[..., :length, :], value_buffer[..., :length, :]
+
 
 def _buffer(current: torch.Tensor, new: torch.Tensor, size: int) -> torch.Tensor:
     """An empty buffer of `size` positions shaped like `new`, holding `current` at its start."""
@@ -65,6 +71,15 @@ class ReservedCache(DynamicCache):
 
     def __init__(self, num_layers: int, reserve: int) -> None:
         Cache.__init__(self, layers=[ReservedLayer(reserve) for _ in range(num_layers)])
+
+    @classmethod
+    def filled(cls, buffers: list[tuple[torch.Tensor, torch.Tensor]], length: int) -> ReservedCache:
+        """A cache over per-layer (keys, values) buffers whose first `length` positions hold a prefill."""
+        cache = cls(len(buffers), reserve=0)
+        for layer, (keys, values) in zip(cache.layers, buffers, strict=True):
+            assert isinstance(layer, ReservedLayer)
+            layer.adopt(keys, values, length)
+        return cache
 
 
 def cache_kwarg(model: Any) -> str:

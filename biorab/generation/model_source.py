@@ -108,26 +108,10 @@ def weights_digest(source: ModelSource, adapter_path: str | None, dtype: str) ->
     )
 
 
-def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
-    """`adapter` as something ``PeftModel.from_pretrained`` / vLLM's ``LoRARequest`` loads: an MLflow
-    ``models:/`` (or ``runs:/``) URI is downloaded once into the cache; a local adapter folder is checked
-    against the base model's shape (an adapter for another base is a `ConfigError` naming
-    ``adapter_path``)."""
-    if adapter is None:
-        return None
-    from biorab.generation.adapter_base import check_adapter_base
-    from biorab.model_refs import is_mlflow_uri, resolve_artifact
-
-    local = str(resolve_artifact(adapter, key="adapter_path")) if is_mlflow_uri(adapter) else adapter
-    if Path(local).is_dir():
-        check_adapter_base(local, source, key="adapter_path")
-    return local
-
-
 def engine_digest(weights: str, engine: str, params: object) -> str:
     """The `model_digest` of an in-process backend: `weights` (`weights_digest`) plus what the engine
-    changes in the outputs. One place for the backends and the planner (`biorab.sweep.models`), so that
-    planned keys equal the keys a run writes.
+    changes in the outputs. One place for the backends and the planner (`biorab.generation.model_info`), so
+    that planned keys equal the keys a run writes.
 
     - ``transformers`` keeps the bare weights digest (its caches from before engines were keyed stay
       valid); ``choices_via: grammar`` answers labels differently and is marked.

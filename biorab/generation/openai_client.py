@@ -31,7 +31,7 @@ from pydantic import Field
 from biorab.errors import BackendError, ConfigError
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
 from biorab.generation.http_deadline import Deadline, open_with_deadline
-from biorab.generation.openai_scoring import echo_body, label_logprob
+from biorab.generation.openai_label_logprobs import echo_body, label_logprob
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 

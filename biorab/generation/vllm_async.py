@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from biorab.errors import BackendError
+from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams
-from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
+from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.vllm_engine import (
     RequestPlan,
     VLLMBackend,

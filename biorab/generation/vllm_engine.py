@@ -27,9 +27,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from biorab.errors import BackendError
+from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
 from biorab.generation.label_answer import with_label_scores
-from biorab.generation.model_source import engine_digest, local_adapter, resolve_model, weights_digest
+from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.vllm_label_scoring import LabelScoring, ScoreRequest, plan_scoring
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from biorab.learn.config import EncoderTrainParams, PeftTrainParams, TrainingSource
 from biorab.learn.instruction_set import InstructionSet, build_instruction_set, exclude_self
+from biorab.learn.progress_hook import Report, null_report
 from biorab.learn.records import InstructionRecord, Triplet, records_digest
-from biorab.learn.report import Report, null_report
 from biorab.learn.triplets import TripletSet, build_triplets, item_text
 
 __all__ = [

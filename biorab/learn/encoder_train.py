@@ -17,8 +17,8 @@ from biorab.learn.checks import require_records
 from biorab.learn.config import EncoderTrainParams
 from biorab.learn.encoder_model import PooledEncoder, new_encoder
 from biorab.learn.loop import Loop, LoopResult
+from biorab.learn.progress_hook import Report, null_report
 from biorab.learn.records import Triplet
-from biorab.learn.report import Report, null_report
 
 Wrap = Callable[[Any], Any]
 
@@ -60,7 +60,7 @@ def train_encoder(
     Args:
         params: the model, loss and optimisation settings.
         triplets: from `biorab.learn.build_triplets`; split by instance into train and held out.
-        report: called after each step (see `biorab.learn.report`).
+        report: called after each step (see `biorab.learn.progress_hook`).
         resume_from: a checkpoint folder written by an earlier run of the same config.
         shard: (rank, world size): this worker's share of every batch (Ray Train workers).
         wrap: wraps the trainable module (Ray Train's ``prepare_model`` for DDP).

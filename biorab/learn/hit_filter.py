@@ -50,7 +50,7 @@ class EncoderHitFilter:
     def apply(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
         if not hits:
             return []
-        from biorab.learn.scoring import distances
+        from biorab.learn.encoder_eval import distances
         from biorab.learn.triplets import item_text
 
         found = distances(

@@ -67,16 +67,23 @@ def build_testbed(source: TrainingSource) -> tuple[Corpus, Ledger]:
     )
 
 
+def retrieval_entry(source: TrainingSource) -> Any:
+    """The source's retrieval setting as a run config's retrieval entry (`biorab.experiment.RetrievalSpec`),
+    which the RAL assembly reads."""
+    from biorab.experiment import RetrievalSpec
+
+    return RetrievalSpec(testbed=source.testbed, rate=source.rate, retriever=source.retriever,
+                         params=source.retriever_params, k=source.k, template=source.template)
+
+
 def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None) -> CachedRetriever:
     """The RAL core's retriever over the source's testbed `corpus` (`biorab.ral.assemble_retriever`, as
     `biorab run` and Serve build theirs), fetching `SELF_MARGIN` extra candidates per query; `part`: a
     corpus hook keeping one side of it (`biorab.learn.holdout`), whose result `corpus` then is."""
-    from biorab.experiment import RetrievalSpec
     from biorab.ral import assemble_retriever
 
-    entry = RetrievalSpec(testbed=source.testbed, rate=source.rate, retriever=source.retriever,
-                          params=source.retriever_params, k=source.k, template=source.template)
-    retriever = assemble_retriever(entry, dataset=source.dataset, seed=source.seed, data_dir=source.data_dir,
+    retriever = assemble_retriever(retrieval_entry(source), dataset=source.dataset, seed=source.seed,
+                                   data_dir=source.data_dir,
                                    selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), part=part)
     if retriever is None or retriever.corpus_digest != corpus.digest:  # the same corpus, or a wrong index
         raise DataError(f"the {source.testbed} corpus of {source.dataset!r} indexed for training is not the "
@@ -87,8 +94,11 @@ def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None) -> Ca
 def retrieve_without_self(
     retriever: CachedRetriever, examples: Sequence[Example], k: int
 ) -> dict[str, tuple[Hit, ...]]:
-    """Each instance's top `k` hits, its own item excluded."""
-    found = retriever.search({ex.id: ex.text for ex in examples})
+    """Each instance's top `k` hits (`biorab.ral.steps.retrieve`, the step of every RAL), its own item
+    excluded."""
+    from biorab.ral import retrieve
+
+    found = retrieve(retriever, {ex.id: ex.text for ex in examples})
     return {ex.id: exclude_self(ex, found[ex.id].hits, k) for ex in examples}
 
 
@@ -110,10 +120,11 @@ def check_label_space(examples: Sequence[Example], template: object, source: Tra
 
 def build_instruction_set(source: TrainingSource) -> InstructionSet:
     """Render every training instance of `source` with its retrieved examples and gold target."""
-    from biorab.tasks import get_template, render_training
+    from biorab.ral import assemble_template
+    from biorab.tasks import render_training
 
     examples = load_examples(source)
-    template = get_template(source.dataset, variant=source.template)
+    template = assemble_template(source.dataset, retrieval_entry(source))
     check_label_space(examples, template, source)
     hits: dict[str, tuple[Hit, ...]] = {ex.id: () for ex in examples}
     digest = None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.errors import BioRABError
-from biorab.learn.report import Report
+from biorab.learn.progress_hook import Report
 
 STATE_FILE = "state.pt"
 

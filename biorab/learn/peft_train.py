@@ -15,8 +15,8 @@ from biorab.learn.batching import batch_indices, split_eval
 from biorab.learn.checks import require_records, resolve_base_model
 from biorab.learn.config import PeftTrainParams
 from biorab.learn.loop import Loop, LoopResult
+from biorab.learn.progress_hook import Report, null_report
 from biorab.learn.records import InstructionRecord
-from biorab.learn.report import Report, null_report
 
 IGNORE = -100  # label id the loss skips (prompt and padding tokens)
 

@@ -12,7 +12,7 @@ the encoder judges the same (key, value) text the RAL shows the model.
 
 With a `CorpusHoldOut` (`biorab.learn.holdout`), the corpus is split by a seeded hash first and every part of
 every triplet (anchor, positive, negative, the retrieval behind them) comes from the train side; the
-held-out side is kept for evaluation (`biorab.learn.scoring.slice_auroc`).
+held-out side is kept for evaluation (`biorab.learn.encoder_eval.slice_auroc`).
 """
 
 from __future__ import annotations

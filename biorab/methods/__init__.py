@@ -14,8 +14,8 @@ from biorab.methods.corpus_transform import (
     TransformLedger,
     transform_corpus,
 )
-from biorab.methods.scoring import score_transform
 from biorab.methods.store import StoredTransform, read_transformed, write_transformed
+from biorab.methods.transform_metrics import score_transform
 
 __all__ = [
     "METHODS",

@@ -23,8 +23,8 @@ from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
 from biorab.methods.corpus_transform import transform_corpus, transform_sampling
 from biorab.methods.prompts import PROMPT_VERSION
-from biorab.methods.scoring import score_transform
 from biorab.methods.store import INFO_FILE, is_complete, read_transformed, write_transformed
+from biorab.methods.transform_metrics import score_transform
 from biorab.ral.generator import CachedGenerator
 
 

@@ -14,7 +14,7 @@ from biorab.metrics import auc, awareness, classification, triples  # noqa: F401
 from biorab.metrics.awareness import AwarenessReport, negative_awareness
 from biorab.metrics.base import Metric
 from biorab.metrics.paired import McNemarResult, PairedComparison, compare, mcnemar, paired_bootstrap
-from biorab.metrics.score_report import MetricValue, ScoreReport
+from biorab.metrics.score_records import MetricValue, ScoreReport
 from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS, score, task_metrics
 
 __all__ = [

@@ -25,7 +25,7 @@ import numpy as np
 
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
-from biorab.metrics.score_report import MetricValue
+from biorab.metrics.score_records import MetricValue
 from biorab.registry import METRICS
 from biorab.tasks.awareness_probe import AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from biorab.metrics.base import InstanceTable, Metric
-from biorab.metrics.score_report import MetricValue
+from biorab.metrics.score_records import MetricValue
 
 CONFIDENCE = 0.95
 

@@ -15,7 +15,7 @@ from biorab.errors import ConfigError, DataError, UnknownNameError
 from biorab.labels import DATASET_TASKS, LABELS, RELATIONS
 from biorab.metrics.paired import PairedComparison, compare
 from biorab.metrics.predictions_reader import ScoreRow, read_score_rows
-from biorab.metrics.score_report import ScoreReport
+from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task
 from biorab.metrics.task_scoring import score
 from biorab.metrics.triples import parse_triples

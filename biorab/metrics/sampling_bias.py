@@ -14,7 +14,7 @@ import numpy as np
 
 from biorab.metrics.auc import auroc_binary, average_precision_binary
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
-from biorab.metrics.score_report import MetricValue
+from biorab.metrics.score_records import MetricValue
 from biorab.records import Prediction
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from biorab.build import build
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
-from biorab.metrics.score_report import ScoreReport
+from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task, instance_table
 from biorab.records import Prediction
 from biorab.registry import METRICS

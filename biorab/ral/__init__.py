@@ -1,8 +1,13 @@
-"""The RAL core: retrieve → render → generate → parse → awareness probe, on records.
+"""The RAL core: retrieve → render → generate → awareness probe → parse, on records and on rows.
+
+- `steps`: the five steps on records; `RAL.answer` (`core`) is their one-instance form.
+- `stages`, `retrieval_stage`, `probe_stage`: the same steps on batches of rows (`rows`: the one row
+  schema), called by the in-process executor (`biorab.runner.execution.local`) and wrapped, unchanged, by
+  the Ray layer (`pipelines/stages.py`).
+- `assembly`: the one place a retrieval entry becomes a retriever and a RAL's parts.
 
 Runs (`biorab.runner`), Ray Data (`pipelines/`), Serve (`serve/`) and training (`biorab.learn`) all answer
-through it, assembled by `biorab.ral.assembly` (the one place a retrieval entry becomes a retriever and a
-RAL). See docs/architecture.md.
+through it. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from biorab.ral.assembly import (
     build_ral,
     dataset_labels,
 )
-from biorab.ral.core import RAL, AnswerOptions, ask_probes, parse_generation, render_prompt
+from biorab.ral.core import RAL, AnswerOptions
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.plugins import CorpusHook, HitFilter
 from biorab.ral.probe import PROBE_ID_SUFFIX, parse_judgement, probe_prompt, probe_prompt_id, probe_sampling
 from biorab.ral.retriever import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral.steps import NO_HITS, ask_probes, generate, parse_generation, render_prompt, retrieve
 
 __all__ = [
+    "NO_HITS",
     "PROBE_ID_SUFFIX",
     "RAL",
     "Answer",
@@ -46,6 +53,7 @@ __all__ = [
     "ask_probes",
     "build_ral",
     "dataset_labels",
+    "generate",
     "build_testbed_retriever",
     "parse_generation",
     "parse_judgement",
@@ -53,4 +61,5 @@ __all__ = [
     "probe_prompt_id",
     "probe_sampling",
     "render_prompt",
+    "retrieve",
 ]

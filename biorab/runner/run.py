@@ -2,7 +2,7 @@
 
 Reads like the data-flow diagram: each line is one stage of the run. The executor (in-process or Ray
 Data) is chosen by the caller and passed in; the cells come from the experiment sources
-(`biorab.runner.experiment_source`), so this module knows neither Ray nor any kind of experiment.
+(`biorab.runner.plan.experiment_source`), so this module knows neither Ray nor any kind of experiment.
 """
 
 from __future__ import annotations
@@ -22,15 +22,22 @@ from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
-from biorab.runner.cell_scoring import write_summary
-from biorab.runner.execution import CellRowsFn, ExecutionStats, Executor, ProgressFn, fan_out
-from biorab.runner.experiment_source import ExperimentSource, experiment_sources
-from biorab.runner.extra_scoring import add_extra_results
-from biorab.runner.local import LocalExecutor
-from biorab.runner.output import clean_temporaries
-from biorab.runner.preflight import check_output_dir
-from biorab.runner.run_lock import run_lock
-from biorab.runner.run_report import render_report
+from biorab.runner.checks.preflight import check_output_dir
+from biorab.runner.execution import (
+    CellRowsFn,
+    ExecutionRequest,
+    ExecutionStats,
+    Executor,
+    ProgressFn,
+    fan_out,
+)
+from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
+from biorab.runner.scoring.cell_metrics import write_summary
+from biorab.runner.scoring.extra_metrics import add_extra_results
+from biorab.runner.scoring.run_report import render_report
+from biorab.runner.store.run_lock import run_lock
+from biorab.runner.store.shards import clean_temporaries
 
 
 @dataclass
@@ -55,7 +62,7 @@ def new_attempt_id() -> str:
 
 def prepare_run_dir(config: ExperimentConfig, *, resume: bool) -> Path:
     """Create the run dir, drop old cell outputs for a fresh run, save the resolved config (the caller
-    holds the run dir's lock, `biorab.runner.run_lock`)."""
+    holds the run dir's lock, `biorab.runner.store.run_lock`)."""
     run_dir = config.run_dir()
     if not resume:
         shutil.rmtree(run_dir / "cells", ignore_errors=True)
@@ -79,8 +86,9 @@ def run_experiment(
 
     Args:
         config: a validated experiment config.
-        executor: what runs the pending rows: `biorab.runner.local.LocalExecutor` (the default; pass
-            ``LocalExecutor(backend)`` to use an already built backend) or `pipelines.ral.RayExecutor`.
+        executor: what runs the pending rows: `biorab.runner.execution.local.LocalExecutor` (the default;
+            pass ``LocalExecutor(backend)`` to use an already built backend) or
+            `pipelines.ray_executor.RayExecutor`.
         resume: keep the rows of earlier attempts and compute only the missing ones.
         progress: called with (rows just written, rows to write in this run).
         track: log to MLflow (default: ``config.tracking.enabled``).
@@ -153,8 +161,9 @@ def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[di
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
-    return executor.run(pending, plans, config, cells_dir=cells_dir, stores=default_store_paths(cache_dir()),
-                        attempt=new_attempt_id(), progress=progress, cell_rows=cell_rows)
+    return executor.run(ExecutionRequest(pending, plans, config, cells_dir=cells_dir,
+                                         stores=default_store_paths(cache_dir()), attempt=new_attempt_id(),
+                                         progress=progress, cell_rows=cell_rows))
 
 
 def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],

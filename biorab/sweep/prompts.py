@@ -58,7 +58,7 @@ class PromptPlanner:
         self._digests = CorpusDigests(digest_cache)
 
     def examples(self, cell: Cell) -> list[Example]:
-        from biorab.runner.plan import load_slice
+        from biorab.runner.plan.cell_slices import load_slice
 
         resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
         key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.config.data_dir)

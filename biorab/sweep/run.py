@@ -58,7 +58,7 @@ class SweepResult:
 
 def prepare_sweep(sweep: SweepConfig, *, path: str | Path | None, limit: int | None) -> list[SweepRun]:
     """The sweep's runs, each checked like `biorab validate` (names, params, splits) before any work."""
-    from biorab.runner.validate import check_experiment
+    from biorab.runner.checks.validate import check_experiment
 
     runs = [SweepRun(r.model, r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
     for run in runs:
@@ -80,8 +80,8 @@ def run_sweep(
     """Run every cell of `sweep`.
 
     Args:
-        executor_for: model profile → the executor of its run (the edge passes `pipelines.ral.RayExecutor`
-            and starts one Ray for the whole sweep; default: in-process).
+        executor_for: model profile → the executor of its run (the edge passes
+            `pipelines.ray_executor.RayExecutor` and starts one Ray for the whole sweep; default: in-process).
         backends: model profile → an already built backend, for in-process tests.
         progress: shown per model and per cell as rows are written (``None``: nothing).
     """
@@ -113,7 +113,7 @@ def run_sweep(
 
 def _executor(model: str, executor_for: Callable[[str], Any] | None,
               backends: dict[str, Any] | None) -> Any:
-    from biorab.runner.local import LocalExecutor
+    from biorab.runner.execution.local import LocalExecutor
 
     backend = backends.get(model) if backends else None
     if backend is not None or executor_for is None:

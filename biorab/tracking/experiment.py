@@ -23,7 +23,7 @@ def parent_key(kind: str, name: str, out_dir: Path) -> str:
 def model_digest(config: ExperimentConfig) -> str:
     """The generation-cache digest of the run's model, computed without loading it."""
     from biorab.errors import BioRABError
-    from biorab.sweep.models import model_info
+    from biorab.generation.model_info import model_info
 
     try:
         return model_info(config.backend).digest

@@ -1,4 +1,5 @@
-"""MLflow runs found again by a stable key: one parent per sweep (or `biorab run`), one child per cell.
+"""MLflow runs found again by a stable key: one parent per sweep (or `biorab run`), one child per cell; and
+for the tune jobs (`training.tracking`) one parent per job, one child per trial, keyed by their own tags.
 
 A rerun or resume of the same sweep opens the *same* runs (tag ``biorab.key``) instead of adding
 duplicates. A run left RUNNING by a process that is gone (tags ``biorab.pid`` / ``biorab.host``) is
@@ -66,14 +67,36 @@ def find_runs(client: Any, experiment_id: str, tag: str, value: str) -> list[Any
             return found
 
 
+def open_experiment(client: Any, name: str, artifact_location: str | None,
+                    tags: Mapping[str, str] | None = None) -> str:
+    """The id of experiment `name`, created (artifacts at `artifact_location`) when missing; `tags` it lacks
+    are set (a value chosen in the UI is kept)."""
+    found = client.get_experiment_by_name(name)
+    if found is None:
+        return str(client.create_experiment(name, artifact_location=artifact_location, tags=dict(tags or {})))
+    for tag, value in (tags or {}).items():
+        if tag not in found.tags:
+            client.set_experiment_tag(found.experiment_id, tag, value)
+    return str(found.experiment_id)
+
+
 def open_run(client: Any, experiment_id: str, key: str, *, name: str, tags: Mapping[str, str],
              existing: Any = None) -> str:
-    """The run with tag ``biorab.key == key`` (`existing`, or searched), reopened as RUNNING by this process;
-    a new one when there is none."""
+    """The run with tag ``biorab.key == key`` (`existing`, or searched), reopened as RUNNING by this process
+    (its owner tags); a new one when there is none."""
+    return open_tagged_run(client, experiment_id, KEY, key, name=name, tags={**tags, **owner_tags()},
+                           existing=existing)
+
+
+def open_tagged_run(client: Any, experiment_id: str, tag: str, value: str, *, name: str,
+                    tags: Mapping[str, str], existing: Any = None) -> str:
+    """The run whose `tag` is `value` (`existing`, or the oldest found), reopened as RUNNING with `tags` set;
+    a new one named `name` when there is none. A RUNNING run whose owner tags name a live process on this
+    host is refused (a run without owner tags never is)."""
     if existing is None:
-        runs = find_runs(client, experiment_id, KEY, key)
+        runs = find_runs(client, experiment_id, tag, value)
         existing = runs[0] if runs else None
-    all_tags = {**tags, KEY: key, **owner_tags()}
+    all_tags = {**tags, tag: value}
     if existing is None:
         return str(client.create_run(experiment_id, tags=all_tags, run_name=name).info.run_id)
     run_id = str(existing.info.run_id)

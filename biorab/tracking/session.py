@@ -32,8 +32,9 @@ from biorab.tracking.preflight import check_server
 #: How many predictions a child's UI table shows (the full predictions are the Parquet artifact).
 TABLE_ROWS = 500
 #: The experiment tag MLflow's UI reads for the kind of an experiment: a "custom model development"
-#: experiment is one of runs, compared by params and metrics (not a GenAI app's traces).
-EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+#: experiment is one of runs, compared by params and metrics (not a GenAI app's traces). An experiment made
+#: by an older biorab is tagged once; a kind chosen in the UI is kept.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 #: The run tag listing its table artifacts (what ``MlflowClient.log_table`` sets; the UI reads it).
 LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 
@@ -90,7 +91,7 @@ class TrackingSession:
         check_server(uri)
         with _mlflow_errors(f"open experiment {experiment!r} at {uri}", hint):
             client = MlflowClient(tracking_uri=uri)
-            exp_id = _experiment_id(client, experiment, artifact_location)
+            exp_id = keyed.open_experiment(client, experiment, artifact_location, EXPERIMENT_KIND)
             session = cls(client, uri, exp_id, parent_key, hint)
             runs = keyed.find_runs(client, exp_id, keyed.KEY, parent_key)
             existing = runs[0] if runs else None
@@ -237,17 +238,6 @@ def replace_table(client: Any, run_id: str, artifact_file: str, columns: dict[st
     entry = {"path": artifact_file, "type": "table"}
     if entry not in logged:
         client.set_tag(run_id, LOGGED_ARTIFACTS, json.dumps([*logged, entry]))
-
-
-def _experiment_id(client: Any, name: str, artifact_location: str | None) -> str:
-    """The experiment `name` (created when missing), tagged so the UI shows it as one of runs."""
-    tag, kind = EXPERIMENT_KIND
-    found = client.get_experiment_by_name(name)
-    if found is None:
-        return str(client.create_experiment(name, artifact_location=artifact_location, tags={tag: kind}))
-    if tag not in found.tags:  # made by an older biorab: tagged once; a kind chosen in the UI is kept
-        client.set_experiment_tag(found.experiment_id, tag, kind)
-    return str(found.experiment_id)
 
 
 def _inputs(inputs: list[tuple[str, str, str]]) -> list[Any]:

@@ -165,10 +165,10 @@ def test_encoder_is_scored_on_held_out_items_next_to_the_untrained_one(data_dir:
     # corpus, AUROC/AUPRC on the held-out side only, trained and untrained on the same items. Measured here
     # (docs/training.md): both at chance, so no improvement is asserted; the held-out items and the
     # untrained encoder's number (no training randomness) are pinned.
+    from biorab.learn.encoder_eval import slice_auroc
     from biorab.learn.encoder_model import new_encoder
     from biorab.learn.encoder_train import train_encoder
     from biorab.learn.holdout import CorpusHoldOut
-    from biorab.learn.scoring import slice_auroc
 
     train = TrainingSource(
         dataset="ade_corpus_v2", limit=160, testbed="counterfactual", rate=0.5, k=2, data_dir=str(data_dir)

@@ -14,7 +14,7 @@ from biorab.generation import build_backend
 from biorab.ral import RAL, CachedGenerator, build_ral
 from biorab.records import Example
 from biorab.runner import run_experiment
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 
 N = 5
 

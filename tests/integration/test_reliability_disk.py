@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 from tests.support.small_fs import fill, read_only_dir, small_fs
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 from tests.support.cli_runs import biorab, shard_count, start, write_config
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).

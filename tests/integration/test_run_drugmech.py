@@ -16,7 +16,7 @@ from biorab.drugmech.queries.query_files import load_release_file
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
-from biorab.runner.validate import load_experiment
+from biorab.runner.checks.validate import load_experiment
 from tests.support.drugmech_runs import REPO, make_config
 
 
@@ -187,7 +187,7 @@ def test_chat_default_for_drugmech_only_configs() -> None:
 @pytest.mark.parametrize(("job", "cells"), [("drugmech_smoke.yaml", 2),
                                             ("drugmech_paper.yaml", 12 * 2 * 5 + 2 * 5)])
 def test_shipped_jobs_validate(job: str, cells: int) -> None:
-    from biorab.drugmech.experiment.cell_plan import drugmech_cells
+    from biorab.drugmech.experiment.cell_slices import drugmech_cells
 
     cfg = load_experiment(REPO / "jobs" / job)
     assert len(drugmech_cells(cfg)) == cells

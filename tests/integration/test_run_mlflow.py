@@ -99,7 +99,7 @@ def test_unreachable_server_fails_fast_after_results_are_on_disk(tmp_path: Path,
     # `biorab track RUN_DIR` logs the results on disk later, without computing anything
     from mlflow.tracking import MlflowClient
 
-    from biorab.tracking.replay import track_dir
+    from biorab.cli.replay_tracking import track_dir
 
     store = f"sqlite:///{tmp_path}/later.db"
     assert track_dir(cfg.run_dir(), uri=store) == store

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from biorab.cli.replay_tracking import track_dir
 from biorab.metrics.task_scoring import PRIMARY_METRIC
 from biorab.runner import run_experiment
 from biorab.tracking.experiment import parent_key
-from biorab.tracking.replay import track_dir
 from biorab.tracking.traces import sample_rows
 from biorab.tracking.ui_link import VIEW_TAG, runs_page, view_key
 from tests.support.local_runs import N_ADE, N_QA, make_config

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 from tests.support.run_outputs import outputs
 
 REPO = Path(__file__).resolve().parents[2]

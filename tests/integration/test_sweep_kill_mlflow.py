@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from biorab.sweep import load_sweep
-from biorab.sweep.plan import plan_sweep
+from biorab.sweep.cost_estimate import plan_sweep
 from biorab.sweep.run import run_sweep
 
 # Key counts pinned on the full staged data (not the fixtures in tests/data).

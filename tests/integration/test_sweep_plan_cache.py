@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from biorab.sweep import load_sweep
-from biorab.sweep.plan import SweepPlan, plan_sweep
+from biorab.sweep.cost_estimate import SweepPlan, plan_sweep
 from biorab.sweep.run import run_sweep
 
 FIELDS = (

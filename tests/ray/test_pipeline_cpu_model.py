@@ -12,8 +12,8 @@ import pytest
 
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
-from biorab.runner.validate import load_experiment
-from pipelines.ral import RayExecutor
+from biorab.runner.checks.validate import load_experiment
+from pipelines.ray_executor import RayExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,9 @@ from support.fault_openai_server import FaultServer
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 from biorab.tasks import get_template, render
-from pipelines.ral import RayExecutor
+from pipelines.ray_executor import RayExecutor
 from tests.support.local_runs import N_ADE, N_QA, make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]

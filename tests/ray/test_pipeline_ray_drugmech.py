@@ -11,7 +11,7 @@ import pytest
 
 from biorab.experiment import ResourcesConfig
 from biorab.runner import run_experiment
-from pipelines.ral import RayExecutor
+from pipelines.ray_executor import RayExecutor
 from tests.support.drugmech_runs import make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]

@@ -11,7 +11,7 @@ import pytest
 
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
-from pipelines.ral import RayExecutor
+from pipelines.ray_executor import RayExecutor
 from tests.support.method_runs import answers
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

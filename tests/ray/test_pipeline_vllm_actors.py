@@ -14,8 +14,8 @@ import pytest
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
 from biorab.runner import run_experiment
-from biorab.runner.validate import load_experiment
-from pipelines.ral import RayExecutor
+from biorab.runner.checks.validate import load_experiment
+from pipelines.ray_executor import RayExecutor
 from tests.support.vllm_settings import ENGINE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,12 +49,12 @@ def test_smoke_vllm_on_ray_actors_then_a_cached_rerun_without_llm_actors(
     assert (first.stats.written, first.stats.generated, first.stats.generation_failures) == (6, 6, 0)
     assert sum(c.parse_failures for c in first.cells) == 0
 
-    import pipelines.ral
+    import pipelines.ray_executor
 
     def no_pipeline(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a fully cached rerun built the LLM pipeline (actor pool)")
 
-    monkeypatch.setattr(pipelines.ral, "build_pipeline", no_pipeline)
+    monkeypatch.setattr(pipelines.ray_executor, "build_pipeline", no_pipeline)
     again = run_experiment(config("b"), executor=RayExecutor(), track=False)
     assert (again.stats.written, again.stats.generated, again.stats.generation_cache_hits) == (6, 0, 6)
     assert [c.metrics for c in again.cells] == [c.metrics for c in first.cells]

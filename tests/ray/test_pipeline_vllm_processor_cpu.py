@@ -13,8 +13,8 @@ import pytest
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
 from biorab.runner import run_experiment
-from biorab.runner.validate import check_experiment, load_experiment
-from pipelines.ral import RayExecutor
+from biorab.runner.checks.validate import check_experiment, load_experiment
+from pipelines.ray_executor import RayExecutor
 from tests.support.vllm_settings import ENGINE_ENV
 
 REPO = Path(__file__).resolve().parents[2]

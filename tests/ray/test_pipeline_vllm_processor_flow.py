@@ -15,8 +15,8 @@ import pytest
 
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner import run_experiment
-from biorab.runner.validate import check_experiment
-from pipelines.ral import RayExecutor
+from biorab.runner.checks.validate import check_experiment
+from pipelines.ray_executor import RayExecutor
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 N = 4

@@ -25,7 +25,7 @@ from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.records import Example
 from biorab.runner import run_experiment
-from biorab.runner.output import read_all_rows
+from biorab.runner.store.shards import read_all_rows
 from tests.support.serving import free_port, staged_data
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]

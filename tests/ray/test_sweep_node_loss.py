@@ -15,7 +15,7 @@ import pytest
 
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.run import run_sweep
-from pipelines.ral import RayExecutor
+from pipelines.ray_executor import RayExecutor
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

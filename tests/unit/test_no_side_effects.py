@@ -26,6 +26,10 @@ ALLOWED = {
     # engine argument), when the engine a backend builds starts: `engine_env` lists them.
     ("biorab/generation/vllm_engine.py",
      "os.environ.setdefault(name, value)  # vLLM reads these when the engine starts"),
+    # Ray takes a new local Ray's GCS port only from RAY_GCS_SERVER_PORT (no `ray.init` argument); the tune
+    # jobs' start (`start_ray(train_dashboard=True)`) sets it for the one `ray.init` and restores it.
+    ("pipelines/ray_setup.py", 'os.environ["RAY_GCS_SERVER_PORT"] = str(port)'),
+    ("pipelines/ray_setup.py", 'os.environ["RAY_GCS_SERVER_PORT"] = previous'),
 }
 
 

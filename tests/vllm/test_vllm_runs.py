@@ -15,7 +15,7 @@ from biorab.experiment import ExperimentConfig
 from biorab.generation import build_backend
 from biorab.paths import cache_dir
 from biorab.runner import run_experiment
-from biorab.runner.local import LocalExecutor
+from biorab.runner.execution.local import LocalExecutor
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.timeout(900)]

@@ -31,7 +31,7 @@ def check_drugmech(
                           "backend vllm", key="resources.llm_engine", path=path)
     if not check_data:
         return
-    from biorab.drugmech.experiment.cell_plan import load_query_entry
+    from biorab.drugmech.experiment.cell_slices import load_query_entry
     from biorab.drugmech.prompts.render import NAMED, needs_drugmechdb
     from biorab.drugmech.queries.query_files import KNOWN_MOA
 

@@ -2,7 +2,7 @@
 ``drugmech:`` section is one cell.
 
 Its plans say ``renders=False`` (rows carry the prompt rendered when planning) and ``parses=False`` (the
-generations are scored from disk by `cell_scoring`), so the generic stages need no DrugMech branch.
+generations are scored from disk by `cell_metrics`), so the generic stages need no DrugMech branch.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 from biorab.cells import CellSlice
 from biorab.experiment import ExperimentConfig
-from biorab.runner.experiment_source import CellListing, ScoredCells
+from biorab.runner.plan.experiment_source import CellListing, ScoredCells
 
 
 class DrugMechSource:
-    """Drug Mechanisms Counterfactuals cells (`biorab.runner.experiment_source.ExperimentSource`)."""
+    """Drug Mechanisms Counterfactuals cells (`biorab.runner.plan.experiment_source.ExperimentSource`)."""
 
     name = "drugmech"
 
@@ -31,28 +31,28 @@ class DrugMechSource:
             return []
         if not load_data:  # a cell per world or mode depends on each file's query type
             return None
-        from biorab.drugmech.experiment.cell_plan import drugmech_cells
+        from biorab.drugmech.experiment.cell_slices import drugmech_cells
 
         return [CellListing(plan.cell_id, config.drugmech.limit) for _, plan in drugmech_cells(config)]
 
     def plan(self, config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
-        from biorab.drugmech.experiment.cell_plan import plan_drugmech
+        from biorab.drugmech.experiment.cell_slices import plan_drugmech
 
         return plan_drugmech(config, cells_dir)
 
     def score(self, slices: Sequence[CellSlice], config: ExperimentConfig, cells_dir: Path,
               run_dir: Path) -> ScoredCells:
-        from biorab.drugmech.experiment.cell_scoring import score_drugmech
+        from biorab.drugmech.experiment.cell_metrics import score_drugmech
 
         results, report = score_drugmech(slices, config.drugmech, cells_dir, run_dir)
         return ScoredCells(results, report)
 
     def report_section(self, section: dict[str, Any]) -> str:
-        from biorab.drugmech.experiment.cell_scoring import render_drugmech_section
+        from biorab.drugmech.experiment.cell_metrics import render_drugmech_section
 
         return render_drugmech_section(section)
 
     def console_summary(self, section: dict[str, Any]) -> str:
-        from biorab.drugmech.experiment.cell_scoring import drugmech_console_summary
+        from biorab.drugmech.experiment.cell_metrics import drugmech_console_summary
 
         return drugmech_console_summary(section)

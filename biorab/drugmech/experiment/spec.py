@@ -69,6 +69,11 @@ class DrugMechSpec(Params):
             raise ValueError(f"repeated entries: {', '.join(repeated)}")
         return value
 
+    @classmethod
+    def prepare_config(cls, data: Any) -> Any:
+        """The whole raw run config before validation (`biorab.config_sections`): `with_chat_default`."""
+        return with_chat_default(data)
+
 
 def with_chat_default(data: Any) -> Any:
     """A raw config with ``backend.params.chat: true`` added for a DrugMech-only config whose backend has a

@@ -15,7 +15,7 @@ from biorab.generation.hf_params import TransformersParams
 from biorab.generation.model_source import engine_digest
 from biorab.generation.vllm_engine import VLLMBackend, engine_kwargs, lora_rank
 from biorab.records import Generation, Prompt
-from biorab.runner.deferred_backend import CacheOnlyBackend, DeferredBackend
+from biorab.runner.execution.deferred_backend import CacheOnlyBackend, DeferredBackend
 
 W = "ab" * 32  # a weights digest
 

@@ -71,12 +71,13 @@ def test_scoring_runs_each_prompt_once(backend: TransformersBackend) -> None:
     labels = ABCD.choices or ()
     label_tokens = [len(backend.tokenizer(" " + c, add_special_tokens=False)["input_ids"]) for c in labels]
     assert min(label_tokens) > 1  # every label needs the cached continuation pass
-    # batch_size 3: prompts in passes of 3 and 1, each followed by its rows' 4 labels in passes of <= 3
-    assert [rows for rows, _ in shapes] == [3, 3, 3, 3, 3, 1, 3, 1]
-    prompt_passes, continuations = [shapes[0], shapes[5]], shapes[1:5] + shapes[6:]
-    prompt_tokens = sorted(len(backend.tokenizer(t)["input_ids"]) for t in TEXTS)
-    assert [width for _, width in prompt_passes] == [prompt_tokens[-1], prompt_tokens[0]]  # longest first
-    assert all(width == max(label_tokens) - 1 for _, width in continuations)
+    prompt_tokens = [len(backend.tokenizer(t)["input_ids"]) for t in TEXTS]
+    assert prompt_tokens == [1, 26, 9, 7]
+    # batch_size 3: prompts in batches of 3 and 1 (longest first); a batch's prompts are prefilled in
+    # groups of similar length (26, 9 and 7 tokens differ too much to share padding), each prompt once,
+    # then its rows' 4 labels run on the joined cache as continuations in passes of <= 3
+    cont = max(label_tokens) - 1
+    assert shapes == [(1, 26), (1, 9), (1, 7), *[(3, cont)] * 4, (1, 1), (3, cont), (1, cont)]
     for gen in gens:
         assert gen.label_logprobs is not None and list(gen.label_logprobs) == list(labels)
         assert gen.text == max(gen.label_logprobs, key=gen.label_logprobs.__getitem__)

@@ -31,7 +31,7 @@ def test_filter_reranks_and_thresholds(encoder_dir: Path) -> None:
     keep_all = EncoderHitFilter(HitFilterSpec(encoder=str(encoder_dir)), task="classification")
     ranked = keep_all.apply("Aspirin induced a rash in the patient.", hits)
     assert [h.doc_id for h in ranked] == ["d1", "d0"] and [h.rank for h in ranked] == [0, 1]
-    from biorab.learn.scoring import distances
+    from biorab.learn.encoder_eval import distances
     from biorab.learn.triplets import item_text
 
     d = distances(keep_all.encoder, ["Aspirin induced a rash in the patient."] * 2,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.runner.validate import load_experiment
+from biorab.runner.checks.validate import load_experiment
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).
 pytestmark = pytest.mark.full_data

@@ -16,9 +16,9 @@ from biorab.config_loading import load_config
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
+from biorab.ral.rows import example_row, from_table, set_prompt
 from biorab.records import Example, OutputConstraint, Prompt
-from biorab.runner.rows import example_row, from_table, set_prompt
-from biorab.runner.validate import load_experiment
+from biorab.runner.checks.validate import load_experiment
 from pipelines.vllm_processor import (
     make_postprocess,
     make_preprocess,

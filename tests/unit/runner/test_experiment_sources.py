@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from biorab.experiment import ExperimentConfig
 from biorab.registry import EXPERIMENTS
-from biorab.runner.experiment_source import CellListing, experiment_sources
+from biorab.runner.plan.experiment_source import CellListing, experiment_sources
 
 
 def test_the_two_kinds_in_name_order() -> None:

@@ -6,7 +6,7 @@ import json
 
 from biorab.cells import CellPlan
 from biorab.experiment import RetrievalSpec
-from biorab.runner.prefix_order import order_by_prefix
+from biorab.runner.execution.prefix_order import order_by_prefix
 
 
 def plan(cell_id: str, dataset: str, template: str, testbed: str) -> CellPlan:

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[3]
 def test_smoke_config_validates_without_torch_or_transformers() -> None:
     code = (
         "import sys\n"
-        "from biorab.runner.validate import load_experiment\n"
+        "from biorab.runner.checks.validate import load_experiment\n"
         "from biorab.tracking.experiment import model_digest\n"
         "cfg = load_experiment('jobs/smoke.yaml', check_data=False)\n"
         "assert cfg.backend.name == 'transformers' and cfg.backend.params['batch_size'] == 16\n"
@@ -30,7 +30,7 @@ def test_a_bad_transformers_param_is_still_refused_with_its_key(tmp_path: Path) 
     import pytest
 
     from biorab.errors import ConfigError
-    from biorab.runner.validate import load_experiment
+    from biorab.runner.checks.validate import load_experiment
 
     text = (REPO / "jobs" / "smoke.yaml").read_text(encoding="utf-8")
     bad = tmp_path / "bad.yaml"

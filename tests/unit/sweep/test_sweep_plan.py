@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from biorab.sweep import load_sweep
-from biorab.sweep.plan import plan_sweep
+from biorab.sweep.cost_estimate import plan_sweep
 
 # The paper grid is planned over the full staged data (its key counts are pinned on it).
 pytestmark = pytest.mark.full_data

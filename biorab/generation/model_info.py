@@ -1,0 +1,67 @@
+"""What a backend's model is without loading it: the generation-cache digest the backend will use, and
+where its tokenizer lives (for counting prompt tokens).
+
+The digest is computed by the backends' own functions from the model spec (`weights_digest` of the
+resolved source for ``transformers``/``vllm``, marked by `engine_digest`; the params digest for
+``fake``/``openai``), so the digest planned by `biorab plan`, tracked with a run and checked by the deferred
+backend equals the keys a run writes. One approximation: a known model (``smollm2``) that has not been
+prepared yet has no source digest; its digest is then estimated (``exact=False``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from biorab.errors import BioRABError
+from biorab.generation.base import stable_digest
+
+
+class BackendChoice(Protocol):
+    """A backend as a config names it (`biorab.experiment.BackendSpec`): its registry name and params."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model's cache digest (``exact``: equal to the real backend's) and where its tokenizer lives."""
+
+    digest: str
+    exact: bool
+    tokenizer_location: str | None
+
+
+def model_info(backend: BackendChoice) -> ModelInfo:
+    """The digest and tokenizer location of `backend`, computed without loading any weights."""
+    from biorab.build import build_params
+    from biorab.registry import BACKENDS
+
+    params: Any = build_params(BACKENDS, backend.name, backend.params)
+    if backend.name == "fake":
+        return ModelInfo(stable_digest({"backend": "fake", **params.model_dump(mode="json")}), True, None)
+    if backend.name == "openai":
+        spec = {"backend": "openai", "base_url": params.base_url, "model": params.model,
+                "revision": params.model_revision, "chat": params.chat}
+        return ModelInfo(stable_digest(spec), True, None)
+    return _weights_info(backend.name, params)
+
+
+def _weights_info(engine: str, params: Any) -> ModelInfo:
+    from biorab.generation.hf_dtype import resolve_dtype
+    from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
+
+    try:
+        source = resolve_model(params.model, revision=params.revision, cache_dir=params.cache_dir,
+                               auto_prepare=False)
+    except BioRABError:  # a known model not prepared yet: no source digest to hash
+        return ModelInfo(stable_digest({"estimated": params.model_dump(mode="json")}), False, None)
+    # the backend's own dtype rule: transformers resolves ``auto`` (and keys the resolved dtype)
+    dtype = resolve_dtype(params.dtype, params.device) if engine == "transformers" else params.dtype
+    weights = weights_digest(source, params.adapter_path, dtype)
+    return ModelInfo(engine_digest(weights, engine, params), True, source.location)

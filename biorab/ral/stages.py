@@ -1,0 +1,94 @@
+"""The render, generate and parse stages: the steps of `biorab.ral.steps` on a batch of rows.
+
+These are the very callables the Ray pipeline wraps (render/parse as tasks, `GenerationStage` in an actor,
+`pipelines/stages.py`) and the in-process executor calls, so an in-process run and a distributed run
+cannot disagree; `RAL.answer` calls the same steps for one request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from biorab.generation.base import SamplingParams
+from biorab.ral.assembly import assemble_template
+from biorab.ral.generator import CachedGenerator
+from biorab.ral.rows import (
+    row_example,
+    row_generation,
+    row_hits,
+    row_prompt,
+    set_generation,
+    set_prediction,
+    set_prompt,
+)
+from biorab.ral.stage_plan import StagePlan
+from biorab.ral.steps import generate, parse_generation, render_prompt
+
+
+class RenderStage:
+    """Fills ``prompt``, ``stop`` and ``constraint`` with `biorab.tasks.render` (each cell's template
+    assembled once, `biorab.ral.assembly.assemble_template`)."""
+
+    def __init__(self, plans: Mapping[str, StagePlan]) -> None:
+        self.plans = dict(plans)
+        self._templates: dict[tuple[str, str], Any] = {}
+
+    def _template(self, plan: StagePlan) -> Any:
+        dataset, retrieval = plan.dataset_setting()
+        key = (dataset, retrieval.template)
+        if key not in self._templates:
+            self._templates[key] = assemble_template(dataset, retrieval, task=plan.task)
+        return self._templates[key]
+
+    def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for row in rows:
+            plan = self.plans[row["cell_id"]]
+            if not plan.renders:  # the experiment source rendered it when planning
+                continue
+            prompt = render_prompt(self._template(plan), row_example(row), row_hits(row))
+            set_prompt(row, prompt)
+        return rows
+
+
+class GenerationStage:
+    """Fills the ``gen_*`` columns: cached generations from the store, the rest from the backend.
+
+    Identical prompts in a batch are generated once. A backend error fails only the rows it concerns:
+    they get ``gen_error`` and are not cached, so the next run retries them. `seeds` maps a cell id to the
+    sampling seed of its rows (DrugMech run ``r`` samples with ``seed + r``); other cells use `sampling`.
+    The caller owns `generator` (and closes its backend).
+    """
+
+    def __init__(self, generator: CachedGenerator, sampling: SamplingParams, *,
+                 seeds: Mapping[str, int] | None = None) -> None:
+        self.generator = generator
+        self.sampling = sampling
+        self.seeds = dict(seeds or {})
+
+    def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        groups: dict[int | None, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(self.seeds.get(row["cell_id"]), []).append(row)
+        for seed, group in groups.items():
+            params = self.sampling if seed is None else self.sampling.model_copy(update={"seed": seed})
+            results = generate(self.generator, [row_prompt(row) for row in group], params)
+            for row, res in zip(group, results, strict=True):
+                set_generation(row, res.generation, key=res.key, cached=res.cached)
+        return rows
+
+
+class ParseStage:
+    """Fills ``pred_*`` with `biorab.parsing.parse`; a failed generation is a failed prediction."""
+
+    def __init__(self, plans: Mapping[str, StagePlan]) -> None:
+        self.plans = dict(plans)
+
+    def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for row in rows:
+            plan = self.plans[row["cell_id"]]
+            if not plan.parses:  # the experiment source scores these rows from disk
+                continue
+            pred = parse_generation(plan.task, row_generation(row), mode=plan.parser, labels=plan.labels)
+            set_prediction(row, pred)
+        return rows

@@ -1,0 +1,153 @@
+"""Load and check an experiment config before any work starts.
+
+Pydantic checks shapes and ranges; this module checks the names against the registries, each component's
+own params against its ``Params`` and each dataset split against what is staged, so a typo fails in a
+second with the key and the file, not an hour into a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biorab.build import build_params
+from biorab.config_loading import load_config
+from biorab.errors import BioRABError, ConfigError, UnknownNameError
+from biorab.experiment import ExperimentConfig
+from biorab.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
+
+
+def load_experiment(
+    path: str | Path, *, check_data: bool = True, data_dir: str | Path | None = None
+) -> ExperimentConfig:
+    """Read `path` into an `ExperimentConfig` and check names, component params, splits and data files.
+
+    Args:
+        data_dir: replaces the config's ``data_dir`` (the ``--data-dir`` option).
+
+    Raises:
+        ConfigError: naming the dotted key (e.g. ``retrieval.1.retriever``) and the file.
+    """
+    config = load_config(ExperimentConfig, path)
+    if data_dir is not None:
+        config = config.model_copy(update={"data_dir": str(data_dir)})
+    check_experiment(config, path=path, check_data=check_data)
+    return config
+
+
+def _check_name(registry: Registry[object], name: str, key: str, path: str | Path | None) -> None:
+    try:  # a component registered with a light params module is not imported (its worker imports it)
+        registry.params_of(name)
+    except UnknownNameError as e:
+        raise ConfigError(str(e), key=key, path=path) from e
+    except ImportError as e:  # a lazily registered component whose package is not installed here
+        raise ConfigError(f"{registry.kind} {name!r} cannot be loaded here ({e}); install its extra or "
+                          "validate on the machine that runs it", key=key, path=path) from e
+
+
+def check_experiment(
+    config: ExperimentConfig, *, path: str | Path | None = None, check_data: bool = True
+) -> None:
+    """Check every name and component param of `config` (see `load_experiment`)."""
+    _check_name(BACKENDS, config.backend.name, "backend.name", path)
+    build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params", path=path)
+    for i, spec in enumerate(config.retrieval):
+        if not spec.retrieves:
+            continue
+        if spec.testbed not in CORPORA:
+            raise ConfigError(f"unknown corpus kind {spec.testbed!r}; known: {', '.join(CORPORA.names())}",
+                              key=f"retrieval.{i}.testbed", path=path)
+        _check_name(RETRIEVERS, spec.retriever, f"retrieval.{i}.retriever", path)
+        build_params(RETRIEVERS, spec.retriever, spec.retriever_params, key=f"retrieval.{i}.params",
+                     path=path)
+    for i, ds in enumerate(config.datasets):
+        _check_name(DATASETS, ds.name, f"datasets.{i}.name", path)
+        if check_data:
+            _check_split(config, i, path)
+    if check_data:
+        _check_files(config, path)
+    _check_templates(config, path)
+    _check_processor(config, path)
+    _check_tensor_parallel(config, path)
+    from biorab.runner.plan.experiment_source import experiment_sources
+
+    for source in experiment_sources():
+        source.check(config, path=path, check_data=check_data)
+
+
+def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:
+    """A ``vllm`` engine in a GPU actor sees only the actor's GPUs: tensor parallelism over more GPUs than
+    ``resources.llm.num_gpus`` would fail when the engine starts on the cluster, so it is refused here."""
+    if config.resources.llm_engine != "actors" or config.backend.name != "vllm":
+        return
+    tp = int(config.backend.params.get("tensor_parallel_size", 1))
+    gpus = config.resources.llm.num_gpus
+    if gpus and tp > gpus:
+        raise ConfigError(f"backend.params.tensor_parallel_size={tp} needs {tp} GPUs per LLM actor but "
+                          f"resources.llm.num_gpus={gpus:g}; set both to the same number",
+                          key="resources.llm.num_gpus", path=path)
+
+
+def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
+    """``llm_engine: vllm_processor`` runs `ray.data.llm`'s vLLM engine from the ``vllm`` backend's params;
+    it has no LoRA adapter and no per-label scoring path, so asking for them is refused, not ignored."""
+    if config.resources.llm_engine != "vllm_processor":
+        return
+    if config.backend.name != "vllm":
+        raise ConfigError(f"llm_engine vllm_processor runs vLLM; backend {config.backend.name!r} cannot be "
+                          "used (set backend.name: vllm, or resources.llm_engine: actors)",
+                          key="backend.name", path=path)
+    if config.backend.params.get("adapter_path"):
+        raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
+                          key="backend.params.adapter_path", path=path)
+    if config.backend.params.get("batch_invariant"):
+        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
+                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
+                          key="backend.params.batch_invariant", path=path)
+    if config.sampling.score_labels:
+        raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
+                          "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)
+
+
+def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> None:
+    from biorab.datasets import dataset_splits
+
+    ds = config.datasets[i]
+    splits = dataset_splits(ds.name, data_dir=config.data_dir)
+    if ds.split not in splits:
+        raise ConfigError(f"dataset {ds.name!r} has no split {ds.split!r}; staged: {', '.join(splits)}",
+                          key=f"datasets.{i}.split", path=path)
+
+
+def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
+    """Every data file the cells read exists (a config can be valid and still find no data on a cluster
+    node: this is the check that names the file and the fix)."""
+    from biorab.runner.checks.data_needs import missing_files
+    from biorab.runner.checks.preflight import data_root
+
+    data_root(config, path=path)  # a data folder that is not there is named by its key, as `run` names it
+    try:
+        missing = missing_files(config)
+    except ConfigError as e:  # no data folder at all: say which config needed it
+        raise ConfigError(str(e), path=path) from e
+    if missing:
+        first = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise ConfigError(f"data file {first.path} not found ({first.dataset} {first.split} split){more}; "
+                          f"run `biorab data fetch {first.dataset}` or pass --data-dir DIR (or set "
+                          "$BIORAB_DATA_DIR, or data_dir: in the config)",
+                          key=first.key, path=path)
+
+
+def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
+    from biorab.labels import DATASET_TASKS
+    from biorab.tasks import get_template
+
+    for i, spec in enumerate(config.retrieval):
+        for ds in config.datasets:
+            try:
+                get_template(ds.name, variant=spec.template, task=DATASET_TASKS.get(ds.name))
+            except ConfigError:
+                raise
+            except (BioRABError, KeyError, ValueError) as e:
+                raise ConfigError(f"no template variant {spec.template!r} for {ds.name!r}: {e}",
+                                  key=f"retrieval.{i}.template", path=path) from e

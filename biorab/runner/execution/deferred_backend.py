@@ -1,0 +1,121 @@
+"""A backend that is built on its first cache miss: finished work starts no engine.
+
+The generation cache is keyed by the backend's `model_digest`, and for the local engines that digest is
+known without loading any weights (`biorab.generation.model_info`, the planner's digest, computed by
+the backends' own `engine_digest`). A run whose rows are all in the cache then reads them back and never
+starts a vLLM engine (~20 s to minutes) or loads transformers weights. When the backend is built after
+all, its own digest must equal the planned one, or the keys already used would be wrong: that is a
+`BackendError`, never a silent mix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from biorab.caches import GenerationStore
+from biorab.errors import BackendError
+from biorab.generation.base import SamplingParams
+from biorab.ral import CachedGenerator
+from biorab.records import Generation, Prompt
+
+#: The engines whose load is worth deferring (seconds to minutes); the others are built at once.
+DEFERRED_BACKENDS = frozenset({"transformers", "vllm"})
+
+
+def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
+    """The backend's `model_digest` without building it, or None where it is not known exactly (an
+    unprepared model, an MLflow adapter URI that only the backend downloads)."""
+    from biorab.experiment import BackendSpec
+    from biorab.generation.model_info import model_info
+    from biorab.model_refs import is_mlflow_uri
+
+    if name not in DEFERRED_BACKENDS:
+        return None
+    adapter = params.get("adapter_path") or params.get("adapter")
+    if isinstance(adapter, str) and is_mlflow_uri(adapter):
+        return None
+    info = model_info(BackendSpec(name=name, params=dict(params)))
+    return info.digest if info.exact else None
+
+
+class DeferredBackend:
+    """`build()` runs on the first `generate`; `model_digest` is the planned digest meanwhile."""
+
+    def __init__(self, build: Callable[[], Any], digest: str) -> None:
+        self._build, self._digest = build, digest
+        self._backend: Any = None
+
+    @property
+    def built(self) -> bool:
+        return self._backend is not None
+
+    @property
+    def backend(self) -> Any:
+        if self._backend is None:
+            backend = self._build()
+            if backend.model_digest != self._digest:
+                backend.close()
+                raise BackendError(f"internal: the built backend's model digest {backend.model_digest[:12]} "
+                                   f"differs from the planned {self._digest[:12]} "
+                                   "(biorab.generation.model_info)")
+            self._backend = backend
+        return self._backend
+
+    @property
+    def model_digest(self) -> str:
+        return self._digest
+
+    def __getattr__(self, name: str) -> Any:  # context_length, tokenizer...: the real backend's
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.backend, name)
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
+        return list(self.backend.generate(prompts, params))
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+
+class CacheOnlyBackend:
+    """Answers nothing: every prompt it is asked is a miss (an error row, never cached). The Ray
+    executor's driver reads the cache through it to find the rows that need no LLM stage at all."""
+
+    MISS = "internal: not in the generation cache"
+
+    def __init__(self, digest: str) -> None:
+        self._digest = digest
+
+    @property
+    def model_digest(self) -> str:
+        return self._digest
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
+        return [Generation(text="", error=self.MISS) for _ in prompts]
+
+    def close(self) -> None:
+        pass
+
+
+def run_backend(name: str, params: Mapping[str, Any]) -> Any:
+    """The backend of a run: where its digest is known without loading it (`planned_digest`), a
+    `DeferredBackend` that loads the model on the first cache miss only (a fully cached batch starts no
+    engine); else the backend itself."""
+    from biorab.generation import build_backend
+
+    def build() -> Any:
+        return build_backend(name, dict(params))
+
+    digest = planned_digest(name, params)
+    return build() if digest is None else DeferredBackend(build, digest)
+
+
+def run_generator(name: str, params: Mapping[str, Any], generations_store: str | Path,
+                  backend: Any = None) -> CachedGenerator:
+    """The run's backend (`backend`: one already built; ``None``: `run_backend`) behind the generation
+    store at `generations_store`."""
+    return CachedGenerator(run_backend(name, params) if backend is None else backend,
+                           GenerationStore(generations_store), name=name)

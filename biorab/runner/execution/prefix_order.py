@@ -1,0 +1,67 @@
+"""Rows in prompt-prefix order, so that prompts sharing a prefix reach the LLM in the same batches.
+
+A retrieving prompt starts with the instruction (the dataset's template) and then the retrieved examples;
+the instance comes last. Cells are already ordered by template (`biorab.sweep.expand.prefix_key`), but
+within the rows of one instruction, two instances that retrieved the same example share a much longer
+prefix (instruction + example), which vLLM's prefix cache reuses only when they run close together. So,
+after retrieval and before batching, the rows of each instruction are sorted by their retrieved examples
+(key and value, best hit first); rows of the same examples from different cells (the labeled and a
+counterfactual corpus retrieve the same keys) end up side by side.
+
+Only the order changes: the same rows are computed with the same prompts and generation keys, and
+written to their own cells (`order` keeps each row's place in its slice). Rows that retrieve nothing keep
+their relative order.
+
+It is on by default only where it pays (`wanted`): the vLLM backend, whose prefix cache reuses the shared
+prefix. The transformers backend has no prefix cache, so there the order would only cost: every row is
+retrieved before the first batch (on Ray, retrieval no longer overlaps generation), and other batch
+compositions change greedy outputs (docs/generation.md), which would break the reproducibility of CPU
+runs against their own caches and earlier results. Executors take ``prefix_order=True/False`` to force it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from biorab.cells import CellPlan
+from biorab.experiment import ExperimentConfig
+from biorab.ral.rows import row_hits
+
+Examples = tuple[tuple[str, str], ...]
+
+
+PREFIX_CACHE_BACKENDS = frozenset({"vllm"})
+
+
+def wanted(config: ExperimentConfig, requested: bool | None, plans: Mapping[str, CellPlan]) -> bool:
+    """Whether an executor puts rows in prefix order: as `requested`, or (``None``) when the backend
+    has a prefix cache; never when no cell retrieves."""
+    on = config.backend.name in PREFIX_CACHE_BACKENDS if requested is None else requested
+    return on and any(p.retrieves for p in plans.values())
+
+
+def order_by_prefix(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan]) -> list[dict[str, Any]]:
+    """`rows` (with their ``hits`` filled) grouped by instruction in first-seen order, and within an
+    instruction sorted by retrieved examples; ties and non-retrieving rows keep their input order."""
+    instructions: dict[tuple[str, str], int] = {}
+    keyed: list[tuple[int, Examples, int, dict[str, Any]]] = []
+    for i, row in enumerate(rows):
+        plan = plans[row["cell_id"]]
+        group = instructions.setdefault(instruction_of(plan), len(instructions))
+        keyed.append((group, retrieved_examples(row) if plan.retrieves else (), i, row))
+    keyed.sort(key=lambda item: item[:3])
+    return [row for *_, row in keyed]
+
+
+def instruction_of(plan: CellPlan) -> tuple[str, str]:
+    """What a cell's prompts start with: a dataset slice's template; a cell whose source renders its own
+    prompts (``renders=False``) is a group of its own."""
+    if plan.dataset is None or plan.retrieval is None:
+        return (plan.source, plan.cell_id)
+    return (plan.dataset, plan.retrieval.template)
+
+
+def retrieved_examples(row: dict[str, Any]) -> Examples:
+    """The row's retrieved examples as they enter the prompt: (key, value) of each hit, best first."""
+    return tuple((h.key, h.value or "") for h in row_hits(row))

@@ -1,0 +1,2 @@
+"""Planning a run: the experiment sources (kinds of experiment) and the cells, slices and pending rows they
+plan (`cell_slices`)."""

@@ -1,0 +1,111 @@
+"""Metrics with CIs computed from the rows on disk (never from in-memory state), so a resumed run and an
+uninterrupted run report identical numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from biorab.atomic_files import atomic_path, write_text_atomic
+from biorab.cells import CellPlan, CellResult
+from biorab.errors import BioRABError
+from biorab.labels import LABELS
+from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
+from biorab.records import Example
+from biorab.runner.store.instance_key import current_row, example_key, instance_key
+from biorab.runner.store.shards import latest_rows, read_all_rows
+
+#: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
+AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
+
+
+def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
+    """One row per instance of the slice, in slice order; an instance without any row is an error."""
+    best = latest_rows(read_all_rows(cells_dir / plan.cell_id), key=instance_key)
+    keys = [example_key(ex, plan.corpus_key) for ex in examples]  # rows of an edited corpus never count
+    missing = [ex.id for ex, k in zip(examples, keys, strict=True) if k not in best]
+    if missing:
+        raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "
+                          f"(first: {missing[0]}); run again with --resume to compute them")
+    return [current_row(best[k], ex, i) for i, (ex, k) in enumerate(zip(examples, keys, strict=True))]
+
+
+def score_cell(
+    plan: CellPlan, examples: list[Example], cells_dir: Path, out_dir: Path, *, n_boot: int, seed: int
+) -> CellResult:
+    """Consolidate the cell's rows into ``out_dir/predictions/<cell_id>.parquet`` and score them."""
+    import pyarrow.parquet as pq
+
+    from biorab.metrics import score
+    from biorab.metrics.predictions_scoring import triple_matching_for
+
+    dataset, retrieval = plan.dataset_setting()
+    rows = final_rows(plan, examples, cells_dir)
+    path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
+    with atomic_path(path) as tmp:
+        pq.write_table(to_table(rows), tmp)
+    golds = [r["label"] for r in rows]
+    preds = [row_prediction(r) for r in rows]
+    report = score(plan.task, golds, preds, labels=LABELS.get(dataset), n_boot=n_boot, seed=seed,
+                   triple_matching=triple_matching_for(plan.parser))
+    payload = report.to_json()
+    metrics, extra = dict(payload["metrics"]), {}
+    if retrieval.retrieves:
+        extra["leak_share"] = leak_share_json(rows)
+    if retrieval.probes:
+        awareness = score_awareness(plan, rows, preds, n_boot=n_boot, seed=seed)
+        metrics.update(awareness["metrics"])
+        extra["awareness_counts"] = awareness["counts"]
+    failures = sum(row_error(r) is not None for r in rows)
+    # A failed generation is reported as a failure, not also as an unparsable answer.
+    unparsed = sum(not p.ok for r, p in zip(rows, preds, strict=True) if r["gen_error"] is None)
+    return CellResult(plan, payload["n"], metrics, unparsed, failures, path, extra)
+
+
+def leak_share_json(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The share of the cell's queries whose hits include their own text (`biorab.retrieval.own_text`):
+    ``{"value": leaking / queries, "leaking": .., "queries": ..}`` (value ``None`` for no query)."""
+    from biorab.retrieval.own_text import leak_share
+
+    leaking, queries = leak_share((r["text"], row_hits(r)) for r in rows)
+    return {"value": leaking / queries if queries else None, "leaking": leaking, "queries": queries}
+
+
+def score_awareness(
+    plan: CellPlan, rows: list[dict[str, Any]], preds: list[Any], *, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """The negative-awareness rates of a probing cell, from its rows.
+
+    An instance is a true negative when its task output is wrong and a false negative when it is right
+    (per-instance correctness of `biorab.metrics`: label equality; for triples the predicted set equals
+    the gold set). Its judgement is the parsed probe answer (``None``: unparsable or a failed probe, which
+    counts as unaware). Instances without a probe (no retrieved example) are left out, counted as
+    ``not_probed``. The answers are read with the metric's default mapping, the one the probe asks for.
+    """
+    from biorab.metrics import negative_awareness
+    from biorab.metrics.predictions_scoring import triple_matching_for
+    from biorab.metrics.tables import instance_table
+
+    golds = [r["label"] for r in rows]
+    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
+                             triple_matching=triple_matching_for(plan.parser)).correct
+    asked = [i for i, r in enumerate(rows) if r["probe_prompt"] is not None]
+    judgements = [rows[i]["probe_judgement"] for i in asked]
+    report = negative_awareness([bool(correct[i]) for i in asked], judgements, n_boot=n_boot, seed=seed)
+    payload = report.to_json()
+    payload["counts"]["not_probed"] = len(rows) - len(asked)
+    return payload
+
+
+def write_summary(
+    results: list[CellResult], stats: dict[str, Any], run_dir: Path, *, sections: dict[str, Any] | None = None
+) -> Path:
+    """``summary.json``: per-cell results, execution counts and each experiment source's run-level section
+    (e.g. ``drugmech``: the accuracy report per file × world/mode over runs, groups with BCa CIs, pairs)."""
+    path = run_dir / "summary.json"
+    payload: dict[str, Any] = {"cells": [r.to_json() for r in results], "execution": stats}
+    payload.update(sections or {})
+    payload["complete"] = not any(r.incomplete for r in results)
+    write_text_atomic(path, json.dumps(payload, indent=2))
+    return path

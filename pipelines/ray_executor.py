@@ -1,0 +1,170 @@
+"""`RayExecutor`: the run's pending rows through the RAL's batch stages on Ray Data.
+
+    examples → retrieval (actor pool) → rows with hits to the driver → prompt-prefix order
+             → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
+             runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
+
+With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`),
+retrieval is its own pass: the LLM batches are cut only once every row's examples are known, so that rows
+sharing instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
+killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
+
+Each stage is a `biorab.ral` batch stage wrapped by `pipelines.stages`; this module only adds resources,
+batching and I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from biorab.cells import CellPlan
+from biorab.experiment import ExperimentConfig, StageResources
+from biorab.generation.prepare import prepare_for_backend
+from biorab.ral.rows import from_table, to_table
+from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
+from biorab.runner.execution.cached_rows import finish_cached
+from biorab.runner.execution.prefix_order import order_by_prefix, wanted
+from biorab.runner.plan.cell_slices import sampling_seeds
+from pipelines.ray_setup import init_ray
+from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
+
+
+def _actor_args(res: StageResources) -> dict[str, Any]:
+    import ray.data
+
+    return {
+        "compute": ray.data.ActorPoolStrategy(size=res.pool_size),
+        "num_cpus": res.num_cpus,
+        "num_gpus": res.num_gpus or None,
+        "batch_size": res.batch_size,
+        "batch_format": "pyarrow",
+    }
+
+
+def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
+    """`rows` as `blocks` Arrow tables of near-equal size.
+
+    Splitting on the driver replaces ``.repartition(n)``: a repartition runs shuffle tasks that need a whole
+    CPU each, which can never be scheduled once the actor pools hold their CPUs on a 2-CPU machine (the
+    deadlock of docs/notes/ray_on_small_machines.md, hit for real with the smoke job).
+    """
+    table = to_table(rows)
+    blocks = max(1, min(blocks, table.num_rows))
+    bounds = [round(i * table.num_rows / blocks) for i in range(blocks + 1)]
+    return [table.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
+
+
+def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False) -> Any:
+    """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
+    `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage."""
+    import ray.data
+
+    config, plans = request.config, request.plans
+    res = config.resources
+    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
+    # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
+    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
+                            "batch_size": res.llm.batch_size, "fn_kwargs": {"plans": dict(plans)}}
+    ds: Any = ray.data.from_arrow(input_blocks(request.rows, _blocks(config, len(request.rows))))
+    if not retrieved and any(p.retrieves for p in plans.values()):
+        ds = _retrieval_stage(ds, config, plans, request.hits_store)
+    ds = ds.map_batches(render_batch, **task)
+    ds = _llm_stage(ds, config, str(request.generations_store), plans)
+    ds = ds.map_batches(parse_batch, **task)
+    return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
+                          batch_size=res.llm.batch_size,
+                          fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
+
+
+def _blocks(config: ExperimentConfig, n: int) -> int:
+    return config.resources.blocks or min(64, -(-n // config.resources.llm.batch_size))
+
+
+def _retrieval_stage(ds: Any, config: ExperimentConfig, plans: Mapping[str, CellPlan],
+                     hits_store: Path) -> Any:
+    return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
+                          "hits_store": str(hits_store)}, **_actor_args(config.resources.retrieval))
+
+
+def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
+    """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
+    prompt-prefix order (`biorab.runner.execution.prefix_order.order_by_prefix`)."""
+    import ray.data
+
+    rows, plans, config = request.rows, request.plans, request.config
+    ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), config,
+                          plans, request.hits_store)
+    out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
+           for row in from_table(batch)]
+    return order_by_prefix(out, plans)
+
+
+def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
+               plans: Mapping[str, CellPlan]) -> Any:
+    if config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
+        from pipelines.vllm_processor import vllm_processor_stage
+
+        return vllm_processor_stage(ds, config, generations_store)
+    kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
+              "sampling": config.sampling.model_dump(), "generations_store": generations_store,
+              # only the probing cells' plans: the actor probes their rows after the task generation
+              "plans": {k: p for k, p in plans.items() if p.probes},
+              "seeds": sampling_seeds(plans)}  # DrugMech run r samples with seed + r
+    return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
+
+
+def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> ExecutionStats:
+    """Run the pipeline over the request's rows, streaming receipts to count progress; shuts down a Ray it
+    started. The driver learns of a cell from its first receipts (generation runs in the actors), so
+    `cell_rows` is called after each written batch only."""
+    import ray
+
+    started = init_ray(request.config.resources)
+    try:
+        retrieved = wanted(request.config, prefix_order, request.plans)
+        if retrieved:
+            request = request.with_rows(retrieve_rows(request))
+        total = len(request.rows)
+        stats = ExecutionStats()
+        if request.progress is not None:
+            request.progress(0, total)  # the total, before the first (possibly long) batch
+        # rows whose generations are all cached are finished on the driver: no LLM actor for them
+        done, rest = finish_cached(request, retrieved=retrieved)
+        _count(done, stats, total, request)
+        if not rest:
+            return stats
+        ds = build_pipeline(request.with_rows(rest), retrieved=retrieved)
+        for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+            _count(from_table(batch), stats, total, request)
+        return stats
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int,
+           request: ExecutionRequest) -> None:
+    if not written:
+        return
+    n = stats.add_rows(written)
+    if request.progress is not None:
+        request.progress(n, total)
+    if request.cell_rows is not None:
+        request.cell_rows(rows_per_cell(written))
+
+
+class RayExecutor:
+    """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``).
+
+    `prefix_order`: retrieve first and put rows in prompt-prefix order before batching (``False``: one
+    streaming pass in the given order; ``None``: where the backend has a prefix cache)."""
+
+    def __init__(self, *, prefix_order: bool | None = None) -> None:
+        self.prefix_order = prefix_order
+
+    def run(self, request: ExecutionRequest) -> ExecutionStats:
+        backend = request.config.backend
+        prepare_for_backend(backend.name, backend.params)  # once, before actors load it
+        return run_ray(request, prefix_order=self.prefix_order)
