@@ -197,7 +197,8 @@ def main() -> None:
     args = parser.parse_args()
     for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
                        "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false",
-                       "MLFLOW_DISABLE_TELEMETRY": "true", "RAY_DATA_LOG_LEVEL": "WARNING"}.items():
+                       "MLFLOW_DISABLE_TELEMETRY": "true", "RAY_DATA_LOG_LEVEL": "WARNING",
+                       "OMP_WAIT_POLICY": "PASSIVE"}.items():  # as the CLI sets it
         os.environ.setdefault(key, value)
     from biorab.generation.hf_dtype import machine_summary
 

@@ -26,6 +26,7 @@ for _key, _value in {
     "DO_NOT_TRACK": "true",
     "TOKENIZERS_PARALLELISM": "false",
     "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    "OMP_WAIT_POLICY": "PASSIVE",  # as `biorab` sets it: no spinning torch threads beside Ray's processes
 }.items():
     os.environ.setdefault(_key, _value)
 

@@ -66,6 +66,12 @@ def _quiet_defaults() -> None:
         "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
         "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
         "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+        # torch's OpenMP threads sleep instead of spinning while they wait for each other. On a busy
+        # 2-core machine a spinning thread burns its peer's time slice: the smoke job in-process took
+        # 232 s at load 3 with spinning and 50 s without; on the idle machine 47.6 s and 46.9 s, with
+        # identical outputs (docs/pipeline.md). Read once, when torch loads OpenMP: set before any
+        # import of torch, and inherited by a local Ray's workers.
+        "OMP_WAIT_POLICY": "PASSIVE",
     }.items():
         os.environ.setdefault(key, value)
 
