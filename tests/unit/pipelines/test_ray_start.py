@@ -44,13 +44,15 @@ def test_a_run_starts_a_quiet_local_ray_with_its_reaper_or_joins_quietly(calls: 
     ]
 
 
-def test_serve_asks_for_a_fresh_local_ray_and_joins_with_nothing_else(calls: list[Any]) -> None:
-    start_ray(RaySettings(num_cpus=2, object_store_memory=500_000_000, temp_dir="/tmp/x"), fresh=True)
+def test_serve_asks_for_a_fresh_local_ray_and_joins_with_nothing_else(
+        calls: list[Any], tmp_path: Path) -> None:
+    temp = str(tmp_path / "ray")
+    start_ray(RaySettings(num_cpus=2, object_store_memory=500_000_000, temp_dir=temp), fresh=True)
     start_ray(RaySettings(address="ray://head:10001"), fresh=True)
     # (main passed include_dashboard=False when joining too; Ray 2.60 ignores it for an existing cluster)
     assert calls == [
         ("init", {"address": "local", "num_cpus": 2, "include_dashboard": False,
-                  "object_store_memory": 500_000_000, "_temp_dir": "/tmp/x"}),
+                  "object_store_memory": 500_000_000, "_temp_dir": temp}),
         ("init", {"address": "ray://head:10001"}),
     ]
 
