@@ -126,13 +126,14 @@ def make_config(args: argparse.Namespace, out: Path) -> Any:
 
 def prompts_of(config: Any) -> list[Any]:
     """The exact prompts the pipeline sends (same slice, template and render function)."""
+    from biorab.ral import assemble_cells
     from biorab.ral.rows import row_hits, row_prompt
     from biorab.ral.stages import RenderStage
     from biorab.runner.plan.cell_slices import plan_run
 
     slices = plan_run(config, Path(tempfile.mkdtemp()) / "none")
     plans = {s.plan.cell_id: s.plan for s in slices}
-    rows = RenderStage(plans)([dict(r, hits="[]") for s in slices for r in s.pending])
+    rows = RenderStage(plans, assemble_cells(plans))([dict(r, hits="[]") for s in slices for r in s.pending])
     assert all(not row_hits(r) for r in rows)
     return [row_prompt(r) for r in rows]
 

@@ -16,7 +16,6 @@ batching and I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from biorab.cells import CellPlan
@@ -66,13 +65,13 @@ def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False) -> Any
     # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
     # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
-                            "batch_size": res.llm.batch_size, "fn_kwargs": {"plans": dict(plans)}}
+                            "batch_size": res.llm.batch_size}
     ds: Any = ray.data.from_arrow(input_blocks(request.rows, _blocks(config, len(request.rows))))
     if not retrieved and any(p.retrieves for p in plans.values()):
-        ds = _retrieval_stage(ds, config, plans, request.hits_store)
-    ds = ds.map_batches(render_batch, **task)
+        ds = _retrieval_stage(ds, request)
+    ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
     ds = _llm_stage(ds, config, str(request.generations_store), plans)
-    ds = ds.map_batches(parse_batch, **task)
+    ds = ds.map_batches(parse_batch, fn_kwargs={"plans": dict(plans)}, **task)
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
                           fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
@@ -82,10 +81,11 @@ def _blocks(config: ExperimentConfig, n: int) -> int:
     return config.resources.blocks or min(64, -(-n // config.resources.llm.batch_size))
 
 
-def _retrieval_stage(ds: Any, config: ExperimentConfig, plans: Mapping[str, CellPlan],
-                     hits_store: Path) -> Any:
-    return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"plans": dict(plans),
-                          "hits_store": str(hits_store)}, **_actor_args(config.resources.retrieval))
+def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
+    kwargs = {"plans": dict(request.plans), "parts": dict(request.parts),
+              "hits_store": str(request.hits_store)}
+    return ds.map_batches(RetrievalActor, fn_constructor_kwargs=kwargs,
+                          **_actor_args(request.config.resources.retrieval))
 
 
 def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
@@ -94,8 +94,7 @@ def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
     import ray.data
 
     rows, plans, config = request.rows, request.plans, request.config
-    ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), config,
-                          plans, request.hits_store)
+    ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), request)
     out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
            for row in from_table(batch)]
     return order_by_prefix(out, plans)

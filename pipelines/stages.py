@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from biorab.cells import CellPlan
 from biorab.generation.base import SamplingParams
+from biorab.ral.assembly import RALParts
 from biorab.ral.probe_stage import ProbeStage
 from biorab.ral.retrieval_stage import RetrievalStage
 from biorab.ral.rows import from_table, stamp, to_table
@@ -30,8 +31,8 @@ RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached
 class RetrievalActor:
     """One retrieval actor: builds each cell's corpus and index once, then serves batches."""
 
-    def __init__(self, plans: Mapping[str, CellPlan], hits_store: str) -> None:
-        self.stage = RetrievalStage(plans, hits_store)
+    def __init__(self, plans: Mapping[str, CellPlan], parts: Mapping[str, RALParts], hits_store: str) -> None:
+        self.stage = RetrievalStage(plans, parts, hits_store)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         return to_table(self.stage(from_table(batch)))
@@ -57,8 +58,8 @@ class GenerationActor:
         return to_table(self.probe(self.stage(from_table(batch))))
 
 
-def render_batch(batch: pa.Table, plans: Mapping[str, CellPlan]) -> pa.Table:
-    return to_table(RenderStage(plans)(from_table(batch)))
+def render_batch(batch: pa.Table, plans: Mapping[str, CellPlan], parts: Mapping[str, RALParts]) -> pa.Table:
+    return to_table(RenderStage(plans, parts)(from_table(batch)))
 
 
 def parse_batch(batch: pa.Table, plans: Mapping[str, CellPlan]) -> pa.Table:

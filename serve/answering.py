@@ -8,7 +8,7 @@ from typing import Any
 from biorab.caches import GenerationStore
 from biorab.errors import BioRABError
 from biorab.generation.base import SamplingParams
-from biorab.ral import RAL, Answer, AnswerOptions, Stores, assemble
+from biorab.ral import Answer, AnswerOptions, RALParts, Stores, assemble
 from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_NEGATIVE
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
@@ -17,6 +17,14 @@ from serve.errors import ApiError
 from serve.generator import CONTEXT_ERROR
 
 SPLIT = "serve"
+
+
+def serve_parts(cfg: ServeConfig, corpus_dir: str | None = None) -> RALParts:
+    """The served RAL's parts (`biorab.ral.assemble`, as a run assembles a cell), assembled once for the app:
+    the retriever deployment builds its retriever from them, the ingress its RAL. `corpus_dir`: the entry's
+    transformed corpus (`serve.method_corpus`), when it has a method."""
+    return assemble(dataset=cfg.dataset, retrieval=cfg.retrieval, task=cfg.task, parser=cfg.parser,
+                    seed=cfg.seed, data_dir=cfg.data_dir, corpus_dir=corpus_dir, labels=cfg.labels)
 
 
 def example_of(cfg: ServeConfig, task: str, text: str, fields: dict[str, Any], example_id: str) -> Example:
@@ -43,20 +51,17 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
 
 
 class Answerer:
-    """The replica's one RAL, assembled by `biorab.ral.assemble` from the serve config's blocks (the very
-    function `biorab run` cells are assembled by), with the deployments' clients as its retriever and
-    backend; a request's k, label space and sampling are per-call `AnswerOptions`."""
+    """The replica's one RAL, built from the app's parts (`serve_parts`: the very function `biorab run`
+    cells are assembled by), with the deployments' clients as its retriever and backend; a request's k,
+    label space and sampling are per-call `AnswerOptions`."""
 
-    def __init__(self, cfg: ServeConfig, retriever: Any, generator: Any, model_digest: str,
+    def __init__(self, cfg: ServeConfig, parts: RALParts, retriever: Any, generator: Any, model_digest: str,
                  store: GenerationStore | None = None) -> None:
         self.cfg = cfg
         self.retriever = RetrieverClient(retriever) if cfg.retrieval.retrieves else None
-        parts = assemble(dataset=cfg.dataset, retrieval=cfg.retrieval,
-                         backend=GeneratorClient(generator, model_digest), sampling=cfg.sampling,
-                         stores=Stores(generations=store), task=cfg.task, parser=cfg.parser,
-                         seed=cfg.seed, data_dir=cfg.data_dir, labels=cfg.labels,
-                         backend_name=cfg.backend.name, retriever=self.retriever)
-        self.ral = RAL(**parts.kwargs())
+        self.ral = parts.ral(backend=GeneratorClient(generator, model_digest), sampling=cfg.sampling,
+                             stores=Stores(generations=store), retriever=self.retriever,
+                             backend_name=cfg.backend.name)
 
     @property
     def task(self) -> str:

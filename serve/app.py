@@ -17,6 +17,7 @@ from ray.serve import Application
 from biorab.config_loading import validate_mapping
 from biorab.errors import ConfigError
 from biorab.params import Params
+from serve.answering import serve_parts
 from serve.auth import ENV_VAR, digest, load_keys
 from serve.config import ServeConfig, load_serve_config
 from serve.generator import Generator
@@ -62,11 +63,11 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     """Bind the three deployments with the options of `cfg.deployments`; `control_dir`: the folder through
     which `biorab serve` drains the ingress on SIGTERM/Ctrl-C (`serve.drain`)."""
     d = cfg.deployments
+    parts = serve_parts(cfg, method_corpus(cfg))
     retriever = None
     if cfg.retrieval.retrieves:
-        retriever = _deployment(Retriever, d.retriever.ray_options()).bind(
-            cfg.retrieval.model_dump(mode="json"), dataset=cfg.dataset, seed=cfg.seed, data_dir=cfg.data_dir,
-            cache_dir=cfg.cache.dir, hits=cfg.cache.hits, corpus_dir=method_corpus(cfg))
+        retriever = _deployment(Retriever, d.retriever.ray_options()).bind(parts, cache_dir=cfg.cache.dir,
+                                                                           hits=cfg.cache.hits)
     generator = _deployment(Generator, d.generator.ray_options(cfg.tensor_parallel_size)).bind(
         cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
         cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,
@@ -74,7 +75,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     ingress_opts = {**d.ingress.ray_options(),
                     "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}
     app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), retriever,
-                                                               generator, digests, control_dir)
+                                                               generator, digests, control_dir, parts=parts)
     return app
 
 

@@ -27,7 +27,7 @@ from ray import serve
 from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
 
 from biorab.caches import GenerationStore, default_store_paths
-from biorab.ral import Answer
+from biorab.ral import Answer, RALParts
 from serve import answering
 from serve.answering import Answerer
 from serve.auth import KeyCheck
@@ -64,12 +64,15 @@ class Ingress:
         retriever / generator: handles of the two deployments (``retriever`` is None without retrieval).
         key_digests: SHA-256 digests of the accepted API keys (``None``: auth disabled).
         control_dir: the folder `biorab serve` drains through (`serve.drain`; ``None``: not drained).
+        parts: the served RAL's parts, assembled once for the app (`serve.answering.serve_parts`; the
+            retriever deployment builds its retriever from the same).
     """
 
     def __init__(self, config: dict[str, Any], retriever: Any, generator: Any,
-                 key_digests: list[str] | None, control_dir: str | None = None) -> None:
+                 key_digests: list[str] | None, control_dir: str | None = None, *,
+                 parts: RALParts) -> None:
         self.cfg = cfg = ServeConfig.model_validate(config)
-        self.retriever, self.generator = retriever, generator
+        self.parts, self.retriever, self.generator = parts, retriever, generator
         self.metrics = AppMetrics()
         self.guard = GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
                                             cfg.limits.max_body_bytes, self.metrics.request)
@@ -102,7 +105,8 @@ class Ingress:
             from biorab.paths import cache_dir
 
             store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
-        return Answerer(self.cfg, self.retriever, self.generator, self.model_info["model_digest"], store)
+        return Answerer(self.cfg, self.parts, self.retriever, self.generator, self.model_info["model_digest"],
+                        store)
 
     def scope(self, request: Request) -> RequestScope:
         """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""

@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 from ray import serve
 
 from biorab.caches import HitStore, default_store_paths
-from biorab.ral import CachedRetriever, RetrievedHits, assemble_retriever
+from biorab.ral import CachedRetriever, RALParts, RetrievedHits
 from serve.stores import thread_safe
 
 log = logging.getLogger("ray.serve")
@@ -23,26 +22,21 @@ log = logging.getLogger("ray.serve")
 @serve.deployment(name="retriever")
 class Retriever:
     """Args:
-        retrieval: a run config's retrieval entry (`biorab.experiment.RetrievalSpec` as JSON); its
-            ``filter`` and ``method`` apply as in `biorab run` (the same `biorab.ral.assemble_retriever`).
-        dataset / seed / data_dir: as in a run config.
+        parts: the served RAL's parts (`serve.answering.serve_parts`, with the entry's transformed corpus
+            when it has a ``method``); its ``filter`` and ``method`` apply as in `biorab run`, whose cells
+            build their retriever from the same `biorab.ral.RALParts.retriever`.
         cache_dir: the cache root (``None``: `biorab.paths.cache_dir`); `hits`: use the hit cache.
-        corpus_dir: the entry's transformed corpus (`serve.method_corpus`), when it has a ``method``.
     """
 
-    def __init__(self, retrieval: dict[str, Any], *, dataset: str, seed: int = 0, data_dir: str | None = None,
-                 cache_dir: str | None = None, hits: bool = True, corpus_dir: str | None = None) -> None:
-        from biorab.experiment import RetrievalSpec
+    def __init__(self, parts: RALParts, *, cache_dir: str | None = None, hits: bool = True) -> None:
         from biorab.paths import cache_dir as default_cache
 
-        spec = RetrievalSpec.model_validate(retrieval)
         root = default_cache(cache_dir)
         store = thread_safe(HitStore(default_store_paths(Path(root))[0])) if hits else None
         started = time.monotonic()
         log.info("loading the %s index of the %s/%s corpus (built and cached on first use)",
-                 spec.retriever, dataset, spec.testbed)
-        built = assemble_retriever(spec, dataset=dataset, seed=seed, data_dir=data_dir, store=store,
-                                   corpus_dir=corpus_dir)
+                 parts.retrieval.retriever, parts.dataset, parts.retrieval.testbed)
+        built = parts.retriever(store=store)
         assert built is not None  # the app deploys a retriever only for retrieving entries
         self.base: CachedRetriever = built
         log.info("index ready in %.1f s", time.monotonic() - started)

@@ -182,11 +182,12 @@ def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, p
                selection: dict[str, Any], seed: int, data_dir: Path | None, pool: str | None) -> Any:
     from biorab.config_loading import validate_mapping
     from biorab.experiment import RetrievalSpec
-    from biorab.ral import assemble_retriever
+    from biorab.ral import assemble
 
     entry = validate_mapping(RetrievalSpec, {"testbed": testbed, "rate": rate, "retriever": retriever,
                                              "params": params, **selection}, key_prefix="")
-    return assemble_retriever(entry, dataset=dataset, seed=seed, data_dir=data_dir, pool=_pool(pool))
+    parts = assemble(dataset=dataset, retrieval=entry, seed=seed, data_dir=data_dir)
+    return parts.retriever(pool=_pool(pool))
 
 
 def _print_hits(

@@ -21,8 +21,8 @@ from biorab.errors import BackendError
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
-from biorab.generation.hf_params import TransformersParams
 from biorab.generation.hf_label_logprobs import ScoringRequest, score_labels
+from biorab.generation.hf_params import TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest

@@ -7,7 +7,8 @@ whitespace (so ``"Answer:"`` + ``"y"`` is scored as ``"Answer: y"``, the way the
 
 The prompt is run once per request, not once per label: one prefill of the prompts (sorted by length,
 in groups of similar length, `biorab.generation.hf_prefill`) gives the distribution of every label's
-first token and the prompts' KV cache; the remaining tokens of the labels (``"(A)"`` is three tokens) then run as short continuations on that cache.
+first token and the prompts' KV cache; the remaining tokens of the labels (``"(A)"`` is three tokens)
+then run as short continuations on that cache.
 A label set of four labels thus costs one prompt pass plus a few tokens, where scoring each label as its
 own sequence cost four prompt passes (the job's medmcqa and classification cells spent most of their
 CPU there, docs/pipeline.md).

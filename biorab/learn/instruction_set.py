@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.errors import DataError
@@ -19,6 +19,9 @@ from biorab.learn.records import InstructionRecord
 from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Hit
 from biorab.retrieval.selection import Selection
+
+if TYPE_CHECKING:
+    from biorab.ral.assembly import RALParts
 
 # Extra candidates fetched so that k hits remain after an instance's own item (and its copies) is dropped.
 SELF_MARGIN = 4
@@ -76,15 +79,22 @@ def retrieval_entry(source: TrainingSource) -> Any:
                          params=source.retriever_params, k=source.k, template=source.template)
 
 
-def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None) -> CachedRetriever:
-    """The RAL core's retriever over the source's testbed `corpus` (`biorab.ral.assemble_retriever`, as
-    `biorab run` and Serve build theirs), fetching `SELF_MARGIN` extra candidates per query; `part`: a
-    corpus hook keeping one side of it (`biorab.learn.holdout`), whose result `corpus` then is."""
-    from biorab.ral import assemble_retriever
+def source_parts(source: TrainingSource) -> RALParts:
+    """The RAL parts of the source's setting (`biorab.ral.assemble`, as `biorab run` assembles a cell and
+    Serve its app): the template its prompts are rendered with and the retriever its hits come from."""
+    from biorab.ral import assemble
 
-    retriever = assemble_retriever(retrieval_entry(source), dataset=source.dataset, seed=source.seed,
-                                   data_dir=source.data_dir,
-                                   selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), part=part)
+    return assemble(dataset=source.dataset, retrieval=retrieval_entry(source), seed=source.seed,
+                    data_dir=source.data_dir)
+
+
+def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None,
+                 parts: RALParts | None = None) -> CachedRetriever:
+    """The RAL core's retriever over the source's testbed `corpus` (`RALParts.retriever` of the source's
+    `parts`, default `source_parts`), fetching `SELF_MARGIN` extra candidates per query; `part`: a corpus
+    hook keeping one side of it (`biorab.learn.holdout`), whose result `corpus` then is."""
+    parts = parts or source_parts(source)
+    retriever = parts.retriever(selection=Selection(k=source.k + SELF_MARGIN, keep_ties=False), part=part)
     if retriever is None or retriever.corpus_digest != corpus.digest:  # the same corpus, or a wrong index
         raise DataError(f"the {source.testbed} corpus of {source.dataset!r} indexed for training is not the "
                         "one its examples were drawn from", field="training.testbed")
@@ -120,17 +130,17 @@ def check_label_space(examples: Sequence[Example], template: object, source: Tra
 
 def build_instruction_set(source: TrainingSource) -> InstructionSet:
     """Render every training instance of `source` with its retrieved examples and gold target."""
-    from biorab.ral import assemble_template
     from biorab.tasks import render_training
 
     examples = load_examples(source)
-    template = assemble_template(source.dataset, retrieval_entry(source))
+    parts = source_parts(source)
+    template = parts.template
     check_label_space(examples, template, source)
     hits: dict[str, tuple[Hit, ...]] = {ex.id: () for ex in examples}
     digest = None
     if source.testbed != "none":
         corpus, _ledger = build_testbed(source)
-        hits = retrieve_without_self(index_corpus(source, corpus), examples, source.k)
+        hits = retrieve_without_self(index_corpus(source, corpus, parts=parts), examples, source.k)
         digest = corpus.digest
     records = []
     for ex in examples:

@@ -4,7 +4,8 @@
 - `stages`, `retrieval_stage`, `probe_stage`: the same steps on batches of rows (`rows`: the one row
   schema), called by the in-process executor (`biorab.runner.execution.local`) and wrapped, unchanged, by
   the Ray layer (`pipelines/stages.py`).
-- `assembly`: the one place a retrieval entry becomes a retriever and a RAL's parts.
+- `assembly`: the one place a declared setting becomes a RAL's parts (`assemble`; a run's cells:
+  `assemble_cells`).
 
 Runs (`biorab.runner`), Ray Data (`pipelines/`), Serve (`serve/`) and training (`biorab.learn`) all answer
 through it. See docs/architecture.md.
@@ -18,8 +19,7 @@ from biorab.ral.assembly import (
     RALParts,
     Stores,
     assemble,
-    assemble_retriever,
-    assemble_template,
+    assemble_cells,
     build_ral,
     dataset_labels,
 )
@@ -42,8 +42,7 @@ __all__ = [
     "RALParts",
     "Stores",
     "assemble",
-    "assemble_retriever",
-    "assemble_template",
+    "assemble_cells",
     "CachedGenerator",
     "CachedRetriever",
     "GenerationResult",

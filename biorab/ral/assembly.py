@@ -1,14 +1,19 @@
-"""The one assembly of a RAL: a declared setting (dataset, retrieval entry, backend, stores) → its parts.
+"""The one assembly of a RAL: a declared setting (dataset, retrieval entry, task, parser) → its parts.
 
-Every entry point builds through here, so a served answer, an evaluated answer and a training prompt are
-made of the same parts:
+Every entry point asks `assemble` once for its setting and builds from the `RALParts` it gets, so a served
+answer, an evaluated answer and a training prompt are made of the same parts:
 
-- `assemble_retriever`: the testbed corpus (through the entry's corpus method), its index, the selection,
-  the hit filter and the hit cache. The runner's retrieval stage (in-process and as a Ray actor), Serve's
-  retriever deployment, the training-set builders and `biorab retrieve` call it.
-- `assemble`: the template, label set, parser, probe switch and the generator behind its cache, with the
-  retriever above (or one the caller already holds: Serve's ingress gets the retriever deployment's).
-  `build_ral` is its `RAL`; Serve's ingress builds one per replica.
+- `biorab run`: `assemble_cells`, once per cell on the driver; the stages (in-process or in Ray's
+  processes) build the part each needs where it runs: the retrieval stage its retriever, the render stage
+  its template, the parse stage reads the parser and labels;
+- Serve: the ingress (its RAL, `RALParts.ral`) and the retriever deployment (`RALParts.retriever`), once
+  per replica;
+- training (`biorab.learn.instruction_set`) and `biorab retrieve`: the template and the retriever.
+
+`RALParts` is small and picklable: nothing is built until a part is asked for, so the driver can assemble
+every cell and ship the parts to the processes that build them. The retriever (the testbed corpus through
+the entry's corpus method, its index, selection, hit filter and hit cache) takes the resources of the
+process that builds it (its hit store, a memo of the indexes it already holds).
 
 Hit filters and corpus methods are plug-ins (`biorab.ral.plugins`): the assembly names them, the
 plug-in packages build them.
@@ -16,7 +21,9 @@ plug-in packages build them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +34,10 @@ from biorab.ral.core import RAL
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
 from biorab.ral.retriever import CachedRetriever, build_testbed_retriever
+from biorab.ral.stage_plan import StagePlan
 from biorab.retrieval.selection import Selection
 
-#: Indexes already built, shared by the retrievers of one process (`assemble_retriever(indexes=...)`).
+#: Indexes already built, shared by the retrievers of one process (`RALParts.retriever(indexes=...)`).
 IndexMemo = dict[tuple[Any, ...], CachedRetriever]
 
 
@@ -56,78 +64,107 @@ class Stores:
 
 @dataclass(frozen=True)
 class RALParts:
-    """What a RAL is made of; `RAL(**parts.kwargs())` is the RAL."""
+    """What a RAL of one setting is made of, each part built on first use (see the module docstring).
 
-    template: Any
-    generator: CachedGenerator
-    sampling: SamplingParams
-    retriever: Any
-    parser: str
-    labels: tuple[str, ...] | None
-    probe: bool
-
-    def kwargs(self) -> dict[str, Any]:
-        return {"template": self.template, "generator": self.generator, "sampling": self.sampling,
-                "retriever": self.retriever, "parser": self.parser, "labels": self.labels,
-                "probe": self.probe}
-
-
-def assemble_template(dataset: str, retrieval: Any, *, task: str | None = None,
-                      labels: tuple[str, ...] | list[str] | None = None) -> Any:
-    """The prompt template of `dataset` in the entry's variant (`labels`: another label space)."""
-    from biorab.tasks import get_template
-
-    return get_template(dataset, variant=retrieval.template, labels=labels, task=task)
-
-
-def assemble_retriever(
-    retrieval: Any,
-    *,
-    dataset: str,
-    seed: int = 0,
-    data_dir: str | Path | None = None,
-    store: HitStore | None = None,
-    corpus_dir: str | None = None,
-    generator: CachedGenerator | None = None,
-    sampling: SamplingParams | None = None,
-    selection: Selection | None = None,
-    pool: list[str] | None = None,
-    part: CorpusHook | None = None,
-    indexes: IndexMemo | None = None,
-) -> CachedRetriever | None:
-    """The retriever of a retrieval entry (``None`` for testbed ``none``).
-
-    Args:
-        retrieval: a `biorab.experiment.RetrievalSpec` (testbed, rate, retriever and params, selection,
-            ``filter``, ``method``).
-        dataset, seed, data_dir: as in a run config.
-        store: the hit cache (``None``: none).
-        corpus_dir: the stored transformed corpus of the entry's method, when it was prepared.
-        generator, sampling: run the entry's method live when no `corpus_dir` was prepared.
-        selection: another selection than the entry's (the training builders fetch extra candidates).
-        pool: the diverse testbed's pool of datasets (``None``: all).
-        part: keeps a part of the (transformed) testbed corpus (the encoder's train / held-out sides);
-            the part's digest keys its index and hits. Such a retriever is never shared through `indexes`.
-        indexes: a memo shared by retrievers of one process: one corpus and index per (testbed, rate,
-            dataset, seed, data, retriever params, transformed corpus), whatever the selection and filter.
+    Attributes:
+        dataset: the dataset whose template, label set and (for retrieving entries) testbed corpus are used.
+        retrieval: a `biorab.experiment.RetrievalSpec` (testbed ``none``: zero-shot).
+        task: for bring-your-own datasets without their own template, the task whose template to use.
+        parser, seed, data_dir: as in a run config; corpus_dir: the entry's prepared method corpus.
+        label_space: another label space than the dataset's (Serve's ``labels:``); ``None``: the dataset's.
     """
-    if not retrieval.retrieves:
-        return None
-    chosen = selection or retrieval.selection
-    memo = indexes if indexes is not None and part is None else {}
-    index_spec = (retrieval.testbed, retrieval.rate, dataset, seed, data_dir, retrieval.retriever,
-                  tuple(sorted((k, repr(v)) for k, v in chosen.index_params(retrieval.params).items())),
-                  corpus_dir, tuple(pool) if pool else None)
-    if index_spec not in memo:
-        memo[index_spec] = build_testbed_retriever(
-            testbed=retrieval.testbed, dataset=dataset, retriever=retrieval.retriever,
-            params=retrieval.params, rate=retrieval.rate, seed=seed,
-            data_dir=None if data_dir is None else str(data_dir), selection=chosen, store=store, pool=pool,
-            transform=_then(corpus_hook_of(retrieval.method, corpus_dir=corpus_dir, generator=generator,
-                                           sampling=sampling), part))
-    built = memo[index_spec]
-    return CachedRetriever(built.retriever, built.corpus_digest, chosen, store,
-                           hit_filter_of(retrieval.filter, dataset=dataset))
+
+    dataset: str
+    retrieval: Any
+    task: str | None = None
+    parser: str = "robust"
+    seed: int = 0
+    data_dir: str | None = None
+    corpus_dir: str | None = None
+    label_space: tuple[str, ...] | None = None
+
+    @property
+    def labels(self) -> tuple[str, ...] | None:
+        """The closed label set answers are scored over (``None``: an open task)."""
+        return self.label_space or dataset_labels(self.dataset)
+
+    @property
+    def probe(self) -> bool:
+        """Whether the awareness probe asks about the top hit."""
+        return bool(self.retrieval.probes)
+
+    @cached_property
+    def template(self) -> Any:
+        """The prompt template of the dataset in the entry's variant (and label space)."""
+        from biorab.tasks import get_template
+
+        return get_template(self.dataset, variant=self.retrieval.template, labels=self.label_space,
+                            task=self.task)
+
+    def retriever(
+        self,
+        *,
+        store: HitStore | None = None,
+        generator: CachedGenerator | None = None,
+        sampling: SamplingParams | None = None,
+        selection: Selection | None = None,
+        pool: list[str] | None = None,
+        part: CorpusHook | None = None,
+        indexes: IndexMemo | None = None,
+    ) -> CachedRetriever | None:
+        """The entry's retriever (``None`` for testbed ``none``), built now.
+
+        Args:
+            store: the hit cache (``None``: none).
+            generator, sampling: run the entry's corpus method live when no `corpus_dir` was prepared.
+            selection: another selection than the entry's (the training builders fetch extra candidates).
+            pool: the diverse testbed's pool of datasets (``None``: all).
+            part: keeps a part of the (transformed) testbed corpus (the encoder's train / held-out sides);
+                the part's digest keys its index and hits. Such a retriever is never shared through
+                `indexes`.
+            indexes: a memo shared by the retrievers of one process: one corpus and index per (testbed,
+                rate, dataset, seed, data, retriever params, transformed corpus), whatever the selection
+                and filter.
+        """
+        r = self.retrieval
+        if not r.retrieves:
+            return None
+        chosen = selection or r.selection
+        memo = indexes if indexes is not None and part is None else {}
+        index_spec = (r.testbed, r.rate, self.dataset, self.seed, self.data_dir, r.retriever,
+                      tuple(sorted((k, repr(v)) for k, v in chosen.index_params(r.params).items())),
+                      self.corpus_dir, tuple(pool) if pool else None)
+        if index_spec not in memo:
+            memo[index_spec] = build_testbed_retriever(
+                testbed=r.testbed, dataset=self.dataset, retriever=r.retriever, params=r.params, rate=r.rate,
+                seed=self.seed, data_dir=self.data_dir, selection=chosen, store=store, pool=pool,
+                transform=_then(corpus_hook_of(r.method, corpus_dir=self.corpus_dir, generator=generator,
+                                               sampling=sampling), part))
+        built = memo[index_spec]
+        return CachedRetriever(built.retriever, built.corpus_digest, chosen, store,
+                               hit_filter_of(r.filter, dataset=self.dataset))
+
+    def ral(self, *, backend: Any, sampling: SamplingParams, stores: Stores | None = None,
+            retriever: Any = None, backend_name: str = "") -> RAL:
+        """The RAL of these parts on `backend` (an already built backend, or a client of one).
+
+        Args:
+            sampling: decoding parameters.
+            stores: the hit and generation caches (``None``: none).
+            retriever: a retriever built elsewhere from these parts (Serve's retriever deployment, through
+                its client); ``None``: built here.
+            backend_name: the backend's registry name, for error messages.
+        """
+        stores = stores or Stores()
+        generator = CachedGenerator(backend, stores.generations, name=backend_name)
+        if retriever is None:
+            retriever = self.retriever(store=stores.hits, generator=generator, sampling=sampling)
+        return RAL(template=self.template, generator=generator, sampling=sampling, retriever=retriever,
+                   parser=self.parser, labels=self.labels, probe=self.probe)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Shipped unbuilt: the process that uses a part builds it.
+        return {k: v for k, v in self.__dict__.items() if k != "template"}
 
 
 def _then(first: CorpusHook | None, second: CorpusHook | None) -> CorpusHook | None:
@@ -145,48 +182,38 @@ def assemble(
     *,
     dataset: str,
     retrieval: Any,
-    backend: Any,
-    sampling: SamplingParams,
-    stores: Stores | None = None,
     task: str | None = None,
     parser: str = "robust",
     seed: int = 0,
     data_dir: str | Path | None = None,
     corpus_dir: str | None = None,
     labels: tuple[str, ...] | list[str] | None = None,
-    backend_name: str = "",
-    retriever: Any = None,
 ) -> RALParts:
-    """The parts of a RAL for `dataset` with one retrieval entry.
-
-    Args:
-        dataset: the dataset whose template, label set and (for retrieving entries) testbed corpus are used.
-        retrieval: a `biorab.experiment.RetrievalSpec` (testbed ``none``: zero-shot).
-        backend: an already built backend (`biorab.generation.build_backend`), or a client of one.
-        sampling: decoding parameters.
-        stores: the hit and generation caches (``None``: none).
-        task: for bring-your-own datasets without their own template, the task whose template to use.
-        parser, seed, data_dir: as in a run config; corpus_dir: the entry's prepared method corpus.
-        labels: another label space than the dataset's (Serve's ``labels:``).
-        backend_name: the backend's registry name, for error messages.
-        retriever: a retriever already assembled elsewhere (Serve's retriever deployment); ``None``: build
-            it here with `assemble_retriever`.
-    """
-    stores = stores or Stores()
-    template = assemble_template(dataset, retrieval, task=task, labels=labels)
-    generator = CachedGenerator(backend, stores.generations, name=backend_name)
-    if retriever is None:
-        retriever = assemble_retriever(retrieval, dataset=dataset, seed=seed, data_dir=data_dir,
-                                       store=stores.hits, corpus_dir=corpus_dir, generator=generator,
-                                       sampling=sampling)
-    chosen_labels = tuple(labels) if labels else dataset_labels(dataset)
-    return RALParts(template=template, generator=generator, sampling=sampling, retriever=retriever,
-                    parser=parser, labels=chosen_labels, probe=retrieval.probes)
+    """The parts of a RAL for `dataset` with one retrieval entry (fields: `RALParts`; `labels`: another
+    label space than the dataset's). Nothing is built yet."""
+    return RALParts(dataset=dataset, retrieval=retrieval, task=task, parser=parser, seed=seed,
+                    data_dir=None if data_dir is None else str(data_dir), corpus_dir=corpus_dir,
+                    label_space=tuple(labels) if labels else None)
 
 
-def build_ral(*, cache_root: str | Path | None = None, **kwargs: Any) -> RAL:
-    """`assemble(**kwargs)` as a `RAL`, its caches under `cache_root` (``None``: no caches)."""
-    if "stores" not in kwargs:
-        kwargs["stores"] = Stores.at(cache_root)
-    return RAL(**assemble(**kwargs).kwargs())
+def assemble_cells(plans: Mapping[str, StagePlan]) -> dict[str, RALParts]:
+    """`assemble` once for each cell whose rows the stages render or retrieve (dataset slices; other cells
+    carry their prompts), keyed by cell id."""
+    parts: dict[str, RALParts] = {}
+    for cell_id, plan in plans.items():
+        if plan.renders or plan.retrieves:
+            dataset, retrieval = plan.dataset_setting()
+            parts[cell_id] = assemble(dataset=dataset, retrieval=retrieval, task=plan.task,
+                                      parser=plan.parser, seed=plan.seed, data_dir=plan.data_dir,
+                                      corpus_dir=plan.corpus_dir)
+    return parts
 
+
+def build_ral(*, dataset: str, retrieval: Any, backend: Any, sampling: SamplingParams,
+              cache_root: str | Path | None = None, stores: Stores | None = None, backend_name: str = "",
+              retriever: Any = None, **setting: Any) -> RAL:
+    """`assemble(dataset=..., retrieval=..., **setting).ral(...)`, its caches under `cache_root` (``None``:
+    no caches) unless `stores` are given."""
+    return assemble(dataset=dataset, retrieval=retrieval, **setting).ral(
+        backend=backend, sampling=sampling, stores=stores if stores is not None else Stores.at(cache_root),
+        retriever=retriever, backend_name=backend_name)

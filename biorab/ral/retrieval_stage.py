@@ -1,9 +1,9 @@
 """The retrieval stage: each instance's query → its hits (`biorab.ral.steps.retrieve`), through the
 content-keyed hit store.
 
-`RetrievalStage` assembles each cell's retriever once (`biorab.ral.assembly.assemble_retriever`, lazily, on
-the first row of that cell) and is used unchanged by the in-process executor and, as a Ray Data actor, by
-the pipeline.
+`RetrievalStage` builds each cell's retriever from its parts (`biorab.ral.assembly.assemble_cells`) on the
+first row of that cell, sharing one corpus and index between cells that index the same, and is used
+unchanged by the in-process executor and, as a Ray Data actor, by the pipeline.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from biorab.caches import HitStore
 from biorab.errors import BioRABError
-from biorab.ral.assembly import IndexMemo, assemble_retriever
+from biorab.ral.assembly import IndexMemo, RALParts
 from biorab.ral.retriever import CachedRetriever
 from biorab.ral.rows import hits_json
 from biorab.ral.stage_plan import StagePlan
@@ -24,18 +24,18 @@ from biorab.ral.steps import retrieve
 class RetrievalStage:
     """Callable on a batch of rows: fills ``hits`` and ``retrieval_cached`` for rows of retrieving cells."""
 
-    def __init__(self, plans: Mapping[str, StagePlan], hits_store: str | Path) -> None:
+    def __init__(self, plans: Mapping[str, StagePlan], parts: Mapping[str, RALParts],
+                 hits_store: str | Path) -> None:
         self.plans = dict(plans)
+        self.parts = dict(parts)
         self.store = HitStore(hits_store)
         self._indexes: IndexMemo = {}
         self._retrievers: dict[str, CachedRetriever] = {}
 
     def _retriever_for(self, plan: StagePlan) -> CachedRetriever:
         if plan.cell_id not in self._retrievers:  # one corpus and index per spec, shared across cells
-            dataset, r = plan.dataset_setting()
             _check_prepared(plan)
-            built = assemble_retriever(r, dataset=dataset, seed=plan.seed, data_dir=plan.data_dir,
-                                       store=self.store, corpus_dir=plan.corpus_dir, indexes=self._indexes)
+            built = self.parts[plan.cell_id].retriever(store=self.store, indexes=self._indexes)
             assert built is not None  # only retrieving cells reach here
             self._retrievers[plan.cell_id] = built
         return self._retrievers[plan.cell_id]

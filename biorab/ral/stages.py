@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from biorab.generation.base import SamplingParams
-from biorab.ral.assembly import assemble_template
+from biorab.ral.assembly import RALParts
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.rows import (
     row_example,
@@ -27,26 +27,19 @@ from biorab.ral.steps import generate, parse_generation, render_prompt
 
 
 class RenderStage:
-    """Fills ``prompt``, ``stop`` and ``constraint`` with `biorab.tasks.render` (each cell's template
-    assembled once, `biorab.ral.assembly.assemble_template`)."""
+    """Fills ``prompt``, ``stop`` and ``constraint`` with `biorab.tasks.render`, each cell's template from its
+    parts (`biorab.ral.assembly.assemble_cells`: built on first use, once per process)."""
 
-    def __init__(self, plans: Mapping[str, StagePlan]) -> None:
+    def __init__(self, plans: Mapping[str, StagePlan], parts: Mapping[str, RALParts]) -> None:
         self.plans = dict(plans)
-        self._templates: dict[tuple[str, str], Any] = {}
-
-    def _template(self, plan: StagePlan) -> Any:
-        dataset, retrieval = plan.dataset_setting()
-        key = (dataset, retrieval.template)
-        if key not in self._templates:
-            self._templates[key] = assemble_template(dataset, retrieval, task=plan.task)
-        return self._templates[key]
+        self.parts = dict(parts)
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
             plan = self.plans[row["cell_id"]]
             if not plan.renders:  # the experiment source rendered it when planning
                 continue
-            prompt = render_prompt(self._template(plan), row_example(row), row_hits(row))
+            prompt = render_prompt(self.parts[row["cell_id"]].template, row_example(row), row_hits(row))
             set_prompt(row, prompt)
         return rows
 

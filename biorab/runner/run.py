@@ -22,6 +22,7 @@ from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
+from biorab.ral import assemble_cells
 from biorab.runner.checks.preflight import check_output_dir
 from biorab.runner.execution import (
     CellRowsFn,
@@ -161,7 +162,7 @@ def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[di
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
-    return executor.run(ExecutionRequest(pending, plans, config, cells_dir=cells_dir,
+    return executor.run(ExecutionRequest(pending, plans, assemble_cells(plans), config, cells_dir=cells_dir,
                                          stores=default_store_paths(cache_dir()), attempt=new_attempt_id(),
                                          progress=progress, cell_rows=cell_rows))
 

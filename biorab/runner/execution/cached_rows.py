@@ -39,8 +39,8 @@ def finish_cached(request: ExecutionRequest, *, retrieved: bool
     batch = [dict(r) for r in known]
     if not retrieved:
         # non-retrieving rows: empty hits, no retriever
-        batch = RetrievalStage(plans, request.hits_store)(batch)
-    batch = ProbeStage(plans, lookup)(lookup(RenderStage(plans)(batch)))
+        batch = RetrievalStage(plans, request.parts, request.hits_store)(batch)
+    batch = ProbeStage(plans, lookup)(lookup(RenderStage(plans, request.parts)(batch)))
     # a miss is an error row (never cached); a hit has none, nor has its probe
     done = [r for r in batch if r.get("gen_error") is None and r.get("probe_gen_error") is None]
     if done:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from biorab.cells import CellPlan
     from biorab.experiment import ExperimentConfig
+    from biorab.ral.assembly import RALParts
 
 # progress(advance, total): called once with advance=0 before the first batch (the executor's start-up,
 # such as Ray's, is under way: the runner then opens the MLflow runs in a thread), then after each
@@ -29,13 +30,15 @@ CellRowsFn = Callable[[Mapping[str, int]], None]
 
 @dataclass(frozen=True)
 class ExecutionRequest:
-    """What an executor is asked to run: the pending `rows` of the cells in `plans` (cell id → plan), for
-    the run `config`, writing shards under `cells_dir` stamped with `attempt`, through the hit and
-    generation stores at `stores` (`biorab.caches.default_store_paths`); `progress` and `cell_rows` are
-    told of the work as it is written (``None``: nobody is)."""
+    """What an executor is asked to run: the pending `rows` of the cells in `plans` (cell id → plan), made
+    of the RAL `parts` assembled once per cell (`biorab.ral.assemble_cells`), for the run `config`,
+    writing shards under `cells_dir` stamped with `attempt`, through the hit and generation stores at
+    `stores` (`biorab.caches.default_store_paths`); `progress` and `cell_rows` are told of the work as it
+    is written (``None``: nobody is)."""
 
     rows: Sequence[dict[str, Any]]
     plans: Mapping[str, CellPlan]
+    parts: Mapping[str, RALParts]
     config: ExperimentConfig
     cells_dir: Path
     stores: tuple[Path, Path]

@@ -44,8 +44,8 @@ def _run_batches(request: ExecutionRequest, generator: CachedGenerator,
                  prefix_order: bool | None) -> ExecutionStats:
     config, plans, rows = request.config, request.plans, request.rows
     progress, cell_rows = request.progress, request.cell_rows
-    retrieve = RetrievalStage(plans, request.hits_store)
-    render = RenderStage(plans)
+    retrieve = RetrievalStage(plans, request.parts, request.hits_store)
+    render = RenderStage(plans, request.parts)
     generate = GenerationStage(generator, config.sampling, seeds=sampling_seeds(plans))
     parse = ParseStage(plans)
     probe = ProbeStage(plans, generate)
