@@ -23,7 +23,7 @@ from biorab.experiment import ExperimentConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral.rows import from_table, to_table
 from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
-from biorab.runner.execution.cached_rows import finish_cached
+from biorab.runner.execution.cached_rows import finish_cached, known_miss
 from biorab.runner.execution.prefix_order import order_by_prefix, wanted
 from biorab.runner.plan.cell_slices import sampling_seeds
 from pipelines.ray_setup import init_ray
@@ -55,9 +55,10 @@ def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
     return [table.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
 
 
-def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False) -> Any:
+def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preload: bool = False) -> Any:
     """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
-    `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage."""
+    `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage; `preload`:
+    the LLM actor loads its model as it starts (a row is known to miss the cache, `known_miss`)."""
     import ray.data
 
     config, plans = request.config, request.plans
@@ -70,7 +71,7 @@ def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False) -> Any
     if not retrieved and any(p.retrieves for p in plans.values()):
         ds = _retrieval_stage(ds, request)
     ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
-    ds = _llm_stage(ds, config, str(request.generations_store), plans)
+    ds = _llm_stage(ds, config, str(request.generations_store), plans, preload=preload)
     ds = ds.map_batches(parse_batch, fn_kwargs={"plans": dict(plans)}, **task)
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
@@ -101,7 +102,7 @@ def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
 
 
 def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
-               plans: Mapping[str, CellPlan]) -> Any:
+               plans: Mapping[str, CellPlan], *, preload: bool = False) -> Any:
     if config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
         from pipelines.vllm_processor import vllm_processor_stage
 
@@ -110,7 +111,8 @@ def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
               "sampling": config.sampling.model_dump(), "generations_store": generations_store,
               # only the probing cells' plans: the actor probes their rows after the task generation
               "plans": {k: p for k, p in plans.items() if p.probes},
-              "seeds": sampling_seeds(plans)}  # DrugMech run r samples with seed + r
+              "seeds": sampling_seeds(plans),  # DrugMech run r samples with seed + r
+              "preload": preload}
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
 
 
@@ -134,7 +136,8 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
         _count(done, stats, total, request)
         if not rest:
             return stats
-        ds = build_pipeline(request.with_rows(rest), retrieved=retrieved)
+        ds = build_pipeline(request.with_rows(rest), retrieved=retrieved,
+                            preload=known_miss(rest, request.plans, retrieved=retrieved))
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             _count(from_table(batch), stats, total, request)
         return stats

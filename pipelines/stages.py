@@ -20,7 +20,7 @@ from biorab.ral.probe_stage import ProbeStage
 from biorab.ral.retrieval_stage import RetrievalStage
 from biorab.ral.rows import from_table, stamp, to_table
 from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
-from biorab.runner.execution.deferred_backend import run_generator
+from biorab.runner.execution.deferred_backend import DeferredBackend, run_backend, run_generator
 from biorab.runner.store.shards import write_shards
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
@@ -45,16 +45,25 @@ class GenerationActor:
 
     With `plans`, rows of probing cells also get the awareness probe from the same loaded model, right
     after their task generation (the probe does not read the task output, so it need not wait for the
-    parse tasks, and a second model copy in another actor pool is avoided)."""
+    parse tasks, and a second model copy in another actor pool is avoided).
+
+    `preload`: the driver knows a row will miss the cache (`cached_rows.known_miss`), so a deferred model
+    starts loading in a thread as the actor starts, while the first batch is still upstream."""
 
     def __init__(self, backend: str, backend_params: dict[str, Any], sampling: dict[str, Any],
                  generations_store: str, plans: Mapping[str, CellPlan] | None = None,
-                 seeds: Mapping[str, int] | None = None) -> None:
-        generator = run_generator(backend, backend_params, generations_store)
+                 seeds: Mapping[str, int] | None = None, preload: bool = False) -> None:
+        self.backend = run_backend(backend, backend_params)
+        if preload and isinstance(self.backend, DeferredBackend):
+            self.backend.load_in_background()
+        generator = run_generator(backend, backend_params, generations_store, self.backend)
         self.stage = GenerationStage(generator, SamplingParams(**sampling), seeds=seeds)
         self.probe = ProbeStage(plans or {}, self.stage)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        if isinstance(self.backend, DeferredBackend):
+            # imports stay in one thread at a time: the load imports torch and transformers
+            self.backend.wait_loaded()
         return to_table(self.probe(self.stage(from_table(batch))))
 
 

@@ -10,8 +10,10 @@ pipeline unchanged. A fully cached rerun then starts no LLM actor at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from biorab.cells import CellPlan
 from biorab.ral.probe_stage import ProbeStage
 from biorab.ral.retrieval_stage import RetrievalStage
 from biorab.ral.rows import stamp
@@ -49,6 +51,14 @@ def finish_cached(request: ExecutionRequest, *, retrieved: bool
         write_shards(done, request.cells_dir, request.attempt)
     finished = {_identity(r) for r in done}
     return done, [r for r in rows if _identity(r) not in finished]
+
+
+def known_miss(rest: list[dict[str, Any]], plans: Mapping[str, CellPlan], *, retrieved: bool) -> bool:
+    """Whether a row of `rest` (the rows `finish_cached` left) is sure to miss the generation cache: one
+    whose prompt was known, so it was looked up and not found (its generation or its probe). Rows of
+    retrieving cells in a streaming run (not `retrieved`) were not looked up: they may all be hits. (A
+    backend without a planned digest was not looked up either, but it is built at once anyway.)"""
+    return any(retrieved or not plans[r["cell_id"]].retrieves for r in rest)
 
 
 def _identity(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ all, its own digest must equal the planned one, or the keys already used would b
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,27 +42,59 @@ def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
 
 
 class DeferredBackend:
-    """`build()` runs on the first `generate`; `model_digest` is the planned digest meanwhile."""
+    """`build()` runs on the first `generate`; `model_digest` is the planned digest meanwhile.
+
+    `load_in_background` starts the build in a thread at once, for a caller that knows a miss will come
+    (the Ray LLM actor, while its first batch is still being retrieved and rendered upstream); the first
+    use then waits for that build and raises its error, if any, as the build itself would have."""
 
     def __init__(self, build: Callable[[], Any], digest: str) -> None:
         self._build, self._digest = build, digest
         self._backend: Any = None
+        self._loader: threading.Thread | None = None
+        self._load_error: BaseException | None = None
 
     @property
     def built(self) -> bool:
         return self._backend is not None
 
+    def load_in_background(self) -> None:
+        """Start building the backend in a daemon thread (no-op once built or started)."""
+        if self._backend is not None or self._loader is not None:
+            return
+        self._loader = threading.Thread(target=self._load, name="biorab-backend-load", daemon=True)
+        self._loader.start()
+
+    def _load(self) -> None:
+        try:
+            self._backend = self._checked_build()
+        except BaseException as e:  # raised by the first use (`backend`), in the caller's thread
+            self._load_error = e
+
+    def wait_loaded(self) -> None:
+        """Wait for a background build to end (errors are kept for `backend` to raise)."""
+        if self._loader is not None:
+            self._loader.join()
+
     @property
     def backend(self) -> Any:
+        if self._loader is not None:
+            self._loader.join()
+            self._loader, error, self._load_error = None, self._load_error, None
+            if error is not None:
+                raise error
         if self._backend is None:
-            backend = self._build()
-            if backend.model_digest != self._digest:
-                backend.close()
-                raise BackendError(f"internal: the built backend's model digest {backend.model_digest[:12]} "
-                                   f"differs from the planned {self._digest[:12]} "
-                                   "(biorab.generation.model_info)")
-            self._backend = backend
+            self._backend = self._checked_build()
         return self._backend
+
+    def _checked_build(self) -> Any:
+        backend = self._build()
+        if backend.model_digest != self._digest:
+            backend.close()
+            raise BackendError(f"internal: the built backend's model digest {backend.model_digest[:12]} "
+                               f"differs from the planned {self._digest[:12]} "
+                               "(biorab.generation.model_info)")
+        return backend
 
     @property
     def model_digest(self) -> str:
@@ -76,6 +109,7 @@ class DeferredBackend:
         return list(self.backend.generate(prompts, params))
 
     def close(self) -> None:
+        self.wait_loaded()  # a model still loading would otherwise outlive the close
         if self._backend is not None:
             self._backend.close()
 

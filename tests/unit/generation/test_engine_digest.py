@@ -89,3 +89,33 @@ def test_deferred_backend_builds_on_first_use_and_checks_the_planned_digest() ->
 def test_cache_only_backend_answers_misses_only() -> None:
     (gen,) = CacheOnlyBackend(W).generate([Prompt("p", "t")], SamplingParams())
     assert gen.error == CacheOnlyBackend.MISS and CacheOnlyBackend(W).model_digest == W
+
+
+def test_a_background_load_is_the_build_of_the_first_use_and_its_error_is_raised_there() -> None:
+    import threading
+
+    release = threading.Event()
+    builds: list[tuple[str, _Built]] = []
+
+    def build() -> _Built:
+        release.wait(10)
+        builds.append((threading.current_thread().name, _Built(W)))
+        return builds[-1][1]
+
+    deferred = DeferredBackend(build, W)
+    deferred.load_in_background()
+    deferred.load_in_background()  # once
+    assert not deferred.built and builds == []  # still loading: the caller goes on meanwhile
+    release.set()
+    assert [g.text for g in deferred.generate([Prompt("p", "t")], SamplingParams())] == ["x"]
+    assert [name for name, _ in builds] == ["biorab-backend-load"]  # built in the thread, not again
+    deferred.close()
+    assert builds[0][1].closed
+
+    wrong = _Built("cd" * 32)
+    failing = DeferredBackend(lambda: wrong, W)
+    failing.load_in_background()
+    failing.wait_loaded()  # the load ended; its error waits for the first use
+    with pytest.raises(BackendError, match="differs from the planned"):
+        failing.generate([Prompt("p", "t")], SamplingParams())
+    assert wrong.closed and not failing.built
