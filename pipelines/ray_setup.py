@@ -56,7 +56,7 @@ def cluster_address(resources: ResourcesConfig) -> str | None:
 
 def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = False, quiet: bool = False,
               worker_logs: Literal["always", "joined", "never"] = "always", train_dashboard: bool = False,
-              env_vars: Mapping[str, str] | None = None) -> bool:
+              env_vars: Mapping[str, str] | None = None, workers_kept: int | None = None) -> bool:
     """Join the cluster at `settings.address`, or start a local Ray of `settings`' size; returns whether
     this call did either (``False``: Ray was up already, and is left as it is).
 
@@ -75,6 +75,8 @@ def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = Fals
             to a cluster, or ``never``.
         train_dashboard: the local Ray that Ray Train's placement-group cleanup needs (`_train_local`).
         env_vars: the workers' environment (``runtime_env``).
+        workers_kept: a local Ray's raylet keeps this many worker processes, idle ones included (Ray's
+            ``num_workers_soft_limit``; ``None``: Ray's default, the node's CPUs). Ignored when joining.
     """
     import ray
 
@@ -93,6 +95,8 @@ def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = Fals
     local: dict[str, Any] = {"num_cpus": settings.num_cpus,
                              "object_store_memory": settings.object_store_memory,
                              "_temp_dir": settings.temp_dir, **({"address": "local"} if fresh else {})}
+    if workers_kept is not None:
+        local["_system_config"] = {"num_workers_soft_limit": workers_kept}
     if train_dashboard:
         _train_local(local, options)
     else:
@@ -132,16 +136,35 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: The actors Ray Data starts for every execution beside the pipeline's own pools (Ray 2.60:
+#: ActorLocationTracker, _AutoscalingCoordinatorActor, _StatsActor), each in a worker process of its own.
+RAY_DATA_ACTORS = 3
+
+
+def pipeline_workers(resources: ResourcesConfig) -> int:
+    """The worker processes a pipeline run keeps alive: its actor pools, Ray Data's own actors, and one
+    task worker per logical CPU.
+
+    Ray counts actors' processes against its idle-worker limit (by default the node's CPUs), so on a small
+    local Ray every idle task worker was killed after a second while the LLM actor generated, and the next
+    render or parse task paid for a new Python process (~2.5 CPU s on 2 cores: import ray, Ray Data,
+    pyarrow, biorab) — six of them for one stage in a 24-row probe, two when kept."""
+    return (resources.retrieval.pool_size + resources.llm.pool_size + RAY_DATA_ACTORS
+            + resources.num_cpus)
+
+
 def init_ray(resources: ResourcesConfig) -> bool:
     """`start_ray` for a pipeline run: the cluster of `cluster_address`, or a small local Ray (session files
-    under `short_temp_dir`, reaped if the driver is killed), printing neither Ray's logs below WARNING nor
-    the workers' output; returns whether this call started or joined it."""
+    under `short_temp_dir`, reaped if the driver is killed, keeping `pipeline_workers` processes), printing
+    neither Ray's logs below WARNING nor the workers' output; returns whether this call started or joined
+    it."""
     import ray
 
     settings = RaySettings(address=cluster_address(resources), num_cpus=resources.num_cpus,
                            object_store_memory=resources.object_store_memory,
                            temp_dir=resources.temp_dir or short_temp_dir())
-    if not start_ray(settings, reaper=True, quiet=True, worker_logs="never"):
+    if not start_ray(settings, reaper=True, quiet=True, worker_logs="never",
+                     workers_kept=pipeline_workers(resources)):
         return False
     # Ray Data logs every execution plan at INFO; `biorab run` shows its own progress instead.
     logging.getLogger("ray.data").setLevel(logging.WARNING)

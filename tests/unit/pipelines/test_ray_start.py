@@ -37,8 +37,10 @@ def test_a_run_starts_a_quiet_local_ray_with_its_reaper_or_joins_quietly(calls: 
     assert init_ray(ResourcesConfig(num_cpus=3, object_store_memory=100_000_000)) is True
     assert init_ray(ResourcesConfig(address="auto")) is True
     assert calls == [
+        # workers kept: 1 retrieval + 1 LLM actor, Ray Data's 3 actors, 3 task workers (one per CPU)
         ("init", {"num_cpus": 3, "include_dashboard": False, "object_store_memory": 100_000_000,
-                  "_temp_dir": short_temp_dir(), "log_to_driver": False, "logging_level": logging.WARNING}),
+                  "_temp_dir": short_temp_dir(), "_system_config": {"num_workers_soft_limit": 8},
+                  "log_to_driver": False, "logging_level": logging.WARNING}),
         ("reaper", {}),
         ("init", {"address": "auto", "log_to_driver": False, "logging_level": logging.WARNING}),
     ]
