@@ -8,6 +8,9 @@ the usual cache are linked in) and wraps the stages and the transformers backend
   label scoring, parse, shard writes, scoring with bootstrap CIs, MLflow (its thread's CPU);
 - ``--ray``: the driver's phases (``ray.init``, the pipeline until its first and last batch, shutdown,
   scoring, MLflow); the stages run in Ray's processes, so the CPU column is the driver's only.
+  ``--timeline FILE`` adds what those processes did: Ray's task timeline (``ray.timeline()``, Chrome
+  trace JSON, read before ``ray.shutdown``) is written to FILE, and the start of every actor and every
+  batch of the pipeline's stages is printed in seconds since the profile started, beside the driver's.
 
 CPU seconds are `time.process_time` deltas (every thread of this process: torch's included), which stay
 comparable on a loaded machine where wall seconds do not. Nested phases are indented: a parent's time
@@ -15,6 +18,7 @@ includes its children's. Rows are per dataset of the batch the backend saw ("ade
 
     python bench/profile_smoke.py                        # jobs/smoke.yaml in-process, dtype float32
     python bench/profile_smoke.py --ray --dtype auto
+    python bench/profile_smoke.py --ray --timeline runs/timeline.json   # when each actor and batch ran
     python bench/profile_smoke.py --limit 2 --out runs/profile   # keep the run folder
     python bench/profile_smoke.py --threads 1            # the work itself, on a loaded machine
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
 import os
 import shutil
 import tempfile
@@ -41,9 +46,12 @@ _local = threading.local()
 
 
 class Phases:
-    """Wall and CPU seconds and call counts per (phase, group), in first-seen order."""
+    """Wall and CPU seconds and call counts per (phase, group), in first-seen order; `starts`: when each
+    phase first began, in seconds since `origin` (epoch seconds)."""
 
     def __init__(self) -> None:
+        self.origin = time.time()
+        self.starts: dict[str, float] = {}
         self.wall: dict[tuple[str, str], float] = defaultdict(float)
         self.cpu: dict[tuple[str, str], float] = defaultdict(float)
         self.calls: dict[tuple[str, str], int] = defaultdict(int)
@@ -54,6 +62,7 @@ class Phases:
     @contextlib.contextmanager
     def timed(self, phase: str, *, cpu: Callable[[], float] = time.process_time) -> Iterator[None]:
         self.depth.setdefault(phase, self._stack)
+        self.starts.setdefault(phase, time.time() - self.origin)
         self._stack += 1
         wall, start = time.perf_counter(), cpu()
         try:
@@ -148,7 +157,7 @@ def instrument_backend(p: Phases) -> None:
     hf.TransformersBackend._load_model = load_model  # type: ignore[method-assign]
 
 
-def instrument_ray(p: Phases, marks: list[float]) -> None:
+def instrument_ray(p: Phases, timeline: Path | None) -> None:
     import pipelines.ray_executor as ral
 
     p.wrap(ral, "init_ray", "ray.init")
@@ -156,6 +165,33 @@ def instrument_ray(p: Phases, marks: list[float]) -> None:
     import ray
 
     p.wrap(ray, "shutdown", "ray.shutdown")
+    if timeline is not None:  # outside the shutdown's timer
+        shutdown = ray.shutdown
+
+        def read_timeline_then_shutdown(*args: Any, **kwargs: Any) -> None:
+            if ray.is_initialized():  # the task events live in Ray's GCS: read before it goes
+                events = ray.timeline()
+                timeline.write_text(json.dumps(events))
+                print(timeline_summary(events, p))
+            shutdown(*args, **kwargs)
+
+        ray.shutdown = read_timeline_then_shutdown
+
+
+def timeline_summary(events: list[dict[str, Any]], p: Phases) -> str:
+    """The driver's phases and the actors' and stages' work, by start time (s since the profile began):
+    actor starts (``__init__``) and stage batches, with their durations."""
+    rows = [(start, "driver", phase) for phase, start in p.starts.items()]
+    for e in events:
+        name = str(e.get("cat", ""))
+        if e.get("ph") != "X" or not name.startswith("task::"):
+            continue
+        if name.endswith(".__init__") or ".submit" in name or "MapBatches(" in name:
+            start = e["ts"] / 1e6 - p.origin
+            rows.append((start, "ray", f"{name[6:]} ({e.get('dur', 0) / 1e6:.2f} s)"))
+    lines = ["timeline (s since start)"]
+    lines += [f"{start:8.2f}  {where:<7}{what}" for start, where, what in sorted(rows)]
+    return "\n".join(lines)
 
 
 def instrument_tracking(p: Phases) -> None:
@@ -186,6 +222,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("config", nargs="?", default="jobs/smoke.yaml")
     parser.add_argument("--ray", action="store_true", help="local Ray (driver phases only)")
+    parser.add_argument("--timeline", type=Path, default=None,
+                        help="with --ray: write Ray's task timeline (Chrome trace JSON) here and print "
+                             "when each actor started and each stage batch ran")
     parser.add_argument("--dtype", default="float32", help="transformers dtype (auto: this CPU's choice)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", default=None, help="output dir (default: a temp dir, removed)")
@@ -241,7 +280,7 @@ def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
     if args.ray:
         from pipelines.ray_executor import RayExecutor
 
-        instrument_ray(p, [])
+        instrument_ray(p, args.timeline)
         executor: Any = RayExecutor()
     else:
         from biorab.runner.execution.local import LocalExecutor
