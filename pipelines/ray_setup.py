@@ -147,8 +147,8 @@ def pipeline_workers(resources: ResourcesConfig) -> int:
 
     Ray counts actors' processes against its idle-worker limit (by default the node's CPUs), so on a small
     local Ray every idle task worker was killed after a second while the LLM actor generated, and the next
-    render or parse task paid for a new Python process (~2.5 CPU s on 2 cores: import ray, Ray Data,
-    pyarrow, biorab) — six of them for one stage in a 24-row probe, two when kept."""
+    render or parse task paid for a new Python process (~2.5 CPU s: import ray, Ray Data, pyarrow,
+    biorab): the smoke job started 4 task workers, 2 when kept (docs/pipeline.md, issue 20 round 3)."""
     return (resources.retrieval.pool_size + resources.llm.pool_size + RAY_DATA_ACTORS
             + resources.num_cpus)
 
