@@ -98,7 +98,8 @@ def test_cached_generator_reads_back_what_it_stored(tmp_path: Path, cached: bool
     assert [r.generation.text for r in results] == ["yes"] * 3
 
 
-def test_a_run_assembles_each_cell_once(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_assembles_each_cell_once(tmp_path: Path, data_dir: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's stages build their parts from one `assemble` call per cell, not one per stage or batch."""
     import biorab.ral.assembly as assembly
 
@@ -112,7 +113,8 @@ def test_a_run_assembles_each_cell_once(tmp_path: Path, data_dir: Path, monkeypa
 
     monkeypatch.setattr(assembly, "assemble", counted)
     spec = config(tmp_path, data_dir, {}).model_dump(mode="json", exclude_unset=True)
-    result = run_experiment(ExperimentConfig.model_validate({**spec, "resources": {"llm": {"batch_size": 2}}}))
+    batched = {**spec, "resources": {"llm": {"batch_size": 2}}}
+    result = run_experiment(ExperimentConfig.model_validate(batched))
     assert result.stats.written == 3 * 2 * N
     assert sorted(calls) == sorted((d, t) for d in ("ade_corpus_v2", "medmcqa")
                                    for t in ("labeled", "negative_awareness", "none"))
