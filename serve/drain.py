@@ -4,7 +4,9 @@ Each ingress replica's `DrainWatch` thread writes ``replica-<pid>.json`` when it
 knows the replica exists). The command writes ``drain`` into the folder; each watch sees it within
 `POLL_S`, stops admitting requests (503 with ``Retry-After``) and writes its counts (in flight, finished
 since, refused since, ``draining: true``) until it stops. `drain` waits until every replica has reported
-draining with no request in flight, or the budget is spent, and returns the totals. A file, not a
+draining with no request in flight, or the budget is spent, and returns the totals; `final_account`
+reads them again once the command has stopped Ray, from each replica's last report (a request still in
+flight at the budget may finish while Ray stops, and its client then gets its answer). A file, not a
 deployment call: under load a call to the ingress would queue behind the very requests it is meant to
 drain. Local Ray only (a remote cluster's replicas cannot see the folder; `biorab serve` then relies on
 Serve's own graceful stop).
@@ -74,6 +76,16 @@ def drain(folder: Path, budget_s: float) -> DrainAccount:
         if done or time.monotonic() - started >= budget_s:
             break
         time.sleep(POLL_S)
+    return _totals(reports)
+
+
+def final_account(folder: Path) -> DrainAccount:
+    """The totals of the replicas' last reports, read after they stopped (before `folder` is removed): a
+    replica reports every `POLL_S` until it ends, so what it still held when Ray stopped it is `dropped`."""
+    return _totals(_reports(folder))
+
+
+def _totals(reports: list[dict[str, int]]) -> DrainAccount:
     return DrainAccount(drained=sum(r.get("drained", 0) for r in reports),
                         dropped=sum(r.get("in_flight", 0) for r in reports),
                         refused=sum(r.get("refused", 0) for r in reports))

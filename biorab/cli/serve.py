@@ -120,12 +120,14 @@ def _start(cfg: Any, session_key: str | None, control: Path) -> None:
 
 def _shutdown(cfg: Any, control: Path, name: str) -> str:
     """Drain, stop Serve and Ray, and say in one line what happened to the in-flight requests."""
-    from serve.drain import drain
+    from serve.drain import drain, final_account
 
     budget = cfg.deployments.ingress.graceful_shutdown_timeout_s
     started = time.monotonic()
     account = drain(control, budget) if not cfg.ray.address else None
     _stop(graceful=account is None)
+    if account is not None:  # what finished while Ray stopped counts as finished, not dropped
+        account = final_account(control)
     shutil.rmtree(control, ignore_errors=True)
     took = time.monotonic() - started
     if account is None:

@@ -22,7 +22,9 @@ import yaml
 from tests.integration.test_cli_serve import REPO, _free_port, _wait_for_banner
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]
-GRACE_S = 10
+# 12 requests in flight take up to 4 batches of 3 s when they reach the generator spread out (on a
+# loaded machine the first batch may hold one or two): the grace must hold all four.
+GRACE_S = 20
 
 
 def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, data_dir: Path) -> None:
@@ -71,8 +73,9 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
         shutil.rmtree(ray_temp, ignore_errors=True)
     assert rc == 143, stderr[-3000:]
     assert took < GRACE_S + 5, took
-    # In flight at the signal: finished (two batches of 3 s fit the 10 s); not yet admitted: refused with
-    # 503, or (on a loaded machine, a request whose connection was not yet made) by the closed port.
+    # In flight at the signal: finished (up to four batches of 3 s fit the grace); not yet admitted:
+    # refused with 503, or (on a loaded machine, a request whose connection was not yet made) by the closed
+    # port.
     assert set(codes) <= {200, 503, "ConnectionError"} and codes.count(200) >= 1, codes
     assert late_code in (503, "ConnectionError"), late_code
     accounts = [ln for ln in stderr.splitlines() if ln.startswith("biorab serve: stopped on SIGTERM")]

@@ -29,7 +29,7 @@ from serve.deadlines import (
     ticket,
     wait_for,
 )
-from serve.drain import DrainAccount, DrainWatch, drain
+from serve.drain import DrainAccount, DrainWatch, drain, final_account
 
 
 @pytest.mark.parametrize(("headers", "expected"), [
@@ -175,6 +175,20 @@ def test_drain_gives_up_after_its_budget_and_counts_the_rest_dropped(tmp_path: P
     started = time.monotonic()
     account = drain(tmp_path, budget_s=0.8)
     assert (account.drained, account.dropped) == (1, 4) and 0.8 <= time.monotonic() - started < 5
+
+
+def test_the_final_account_counts_what_finished_after_the_budget(tmp_path: Path) -> None:
+    """A request still in flight when the budget ran out but answered while Ray stopped is finished: the
+    account is read again from the replica's last report."""
+    state = {"in_flight": 3, "drained": 1, "refused": 0}
+    DrainWatch(str(tmp_path), lambda: None, lambda: dict(state))
+    deadline = time.monotonic() + 10
+    while not list(tmp_path.glob("replica-*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert drain(tmp_path, budget_s=0.5) == DrainAccount(drained=1, dropped=3, refused=0)
+    state.update(in_flight=1, drained=3)  # two more answered while Ray stopped; one still held at the end
+    time.sleep(0.5)  # the watch reports every POLL_S
+    assert final_account(tmp_path) == DrainAccount(drained=3, dropped=1, refused=0)
 
 
 def test_drain_without_replicas_returns_at_once(tmp_path: Path) -> None:
