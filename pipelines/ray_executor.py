@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biorab.cells import CellPlan
-from biorab.experiment import ExperimentConfig, StageResources
+from biorab.experiment import ExperimentConfig, ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral.rows import from_table, to_table
 from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
@@ -55,19 +55,31 @@ def input_blocks(rows: Sequence[dict[str, Any]], blocks: int) -> list[Any]:
     return [table.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
 
 
+def input_dataset(rows: Sequence[dict[str, Any]], resources: ResourcesConfig) -> Any:
+    """`rows` as a Ray Dataset of `input_blocks` (one per LLM batch, at most 64, unless
+    `resources.blocks` says how many), their metadata computed here on the driver.
+
+    ``ray.data.from_arrow`` reads each block's metadata in a remote task: on a fresh local Ray that task
+    waited ~1.7 s for a worker to start and import pyarrow and Ray Data, before the executor could even
+    start the actor pools (the LLM actor's model load with them). ``from_blocks`` keeps the blocks as they
+    are, which is also what `input_blocks` wants."""
+    import ray.data
+
+    blocks = resources.blocks or min(64, -(-len(rows) // resources.llm.batch_size))
+    return ray.data.from_blocks(input_blocks(rows, blocks))
+
+
 def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preload: bool = False) -> Any:
     """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
     `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage; `preload`:
     the LLM actor loads its model as it starts (a row is known to miss the cache, `known_miss`)."""
-    import ray.data
-
     config, plans = request.config, request.plans
     res = config.resources
     # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
     # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
     task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
                             "batch_size": res.llm.batch_size}
-    ds: Any = ray.data.from_arrow(input_blocks(request.rows, _blocks(config, len(request.rows))))
+    ds: Any = input_dataset(request.rows, res)
     if not retrieved and any(p.retrieves for p in plans.values()):
         ds = _retrieval_stage(ds, request)
     ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
@@ -76,10 +88,6 @@ def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preloa
     return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
                           batch_size=res.llm.batch_size,
                           fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
-
-
-def _blocks(config: ExperimentConfig, n: int) -> int:
-    return config.resources.blocks or min(64, -(-n // config.resources.llm.batch_size))
 
 
 def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
@@ -92,10 +100,8 @@ def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
 def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
     """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
     prompt-prefix order (`biorab.runner.execution.prefix_order.order_by_prefix`)."""
-    import ray.data
-
     rows, plans, config = request.rows, request.plans, request.config
-    ds = _retrieval_stage(ray.data.from_arrow(input_blocks(rows, _blocks(config, len(rows)))), request)
+    ds = _retrieval_stage(input_dataset(rows, config.resources), request)
     out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
            for row in from_table(batch)]
     return order_by_prefix(out, plans)
