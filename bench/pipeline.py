@@ -312,10 +312,9 @@ def main() -> None:
     parser.add_argument("--no-smoke", action="store_true", help="skip the job's wall times")
     parser.add_argument("--smoke-only", action="store_true", help="only the job's wall times")
     args = parser.parse_args()
-    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
-                       "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false"}.items():
-        os.environ.setdefault(key, value)
+    from biorab.cli.process_env import apply_process_env_defaults
 
+    apply_process_env_defaults()  # the pipeline and the bare runs in the environment `biorab` starts with
     from biorab.generation.hf_dtype import machine_summary
 
     print(machine_summary(args.dtype), flush=True)

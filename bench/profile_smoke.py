@@ -234,11 +234,9 @@ def main() -> None:
                         help="torch threads (default: the job's num_threads); 1 on a loaded machine, where "
                              "idle OpenMP threads spin-waiting on a descheduled peer inflate CPU seconds")
     args = parser.parse_args()
-    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
-                       "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false",
-                       "MLFLOW_DISABLE_TELEMETRY": "true", "RAY_DATA_LOG_LEVEL": "WARNING",
-                       "OMP_WAIT_POLICY": "PASSIVE"}.items():  # as the CLI sets it
-        os.environ.setdefault(key, value)
+    from biorab.cli.process_env import apply_process_env_defaults
+
+    apply_process_env_defaults()  # as `biorab` starts
     from biorab.generation.hf_dtype import machine_summary
 
     print(machine_summary(args.dtype))

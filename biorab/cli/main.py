@@ -4,7 +4,6 @@ exposes ``register(app)`` and imports its heavy dependencies only inside its com
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from typing import Any
 
@@ -12,6 +11,7 @@ import typer
 
 from biorab.cli import exit_codes
 from biorab.cli.flag_help import use_flag_help
+from biorab.cli.process_env import apply_process_env_defaults
 from biorab.errors import BioRABError
 
 # One module per command group; a missing module is skipped so the CLI keeps working while parts land.
@@ -48,34 +48,6 @@ def _register_commands() -> None:
         module.register(app)
 
 
-def _quiet_defaults() -> None:
-    # The edge, not the library, sets the environment (called from `main` only, never on import):
-    # fail fast instead of ~70 s of hub retries, and keep third-party telemetry off by default.
-    for key, value in {
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_AUTH_MODE": "disabled",  # a local Ray 2.60 would otherwise write $HOME/.ray/auth_token
-        "MLFLOW_DISABLE_TELEMETRY": "true",
-        "DO_NOT_TRACK": "true",
-        "TOKENIZERS_PARALLELISM": "false",
-        "RAY_DATA_LOG_LEVEL": "WARNING",  # Ray Data logs every execution plan at INFO
-        "MLFLOW_LOGGING_LEVEL": "WARNING",  # and MLflow every schema migration of a new store
-        # An unreachable tracking server fails in seconds, not after minutes of retries (the results are
-        # on disk first; `biorab track RUN_DIR` logs them later).
-        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
-        "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-        # torch's OpenMP threads sleep instead of spinning while they wait for each other. On a busy
-        # 2-core machine a spinning thread burns its peer's time slice: the smoke job in-process took
-        # 232 s at load 3 with spinning and 50 s without; on the idle machine 47.6 s and 46.9 s, with
-        # identical outputs (docs/pipeline.md). Read once, when torch loads OpenMP: set before any
-        # import of torch, and inherited by a local Ray's workers.
-        "OMP_WAIT_POLICY": "PASSIVE",
-    }.items():
-        os.environ.setdefault(key, value)
-
-
 _register_commands()
 use_flag_help(app)  # flags show no `<bool>` value to type in any --help
 
@@ -83,7 +55,7 @@ use_flag_help(app)  # flags show no `<bool>` value to type in any --help
 def main() -> None:
     """Entry point: runs the Typer app and turns errors into a one-line message and an exit status
     (`biorab.cli.exit_codes`): 2 for bad input, disks and stores, 130 for an interrupt."""
-    _quiet_defaults()
+    apply_process_env_defaults()
     try:
         # In non-standalone mode typer *returns* the status of `typer.Exit(n)` and of Ctrl-C (130, from
         # its own KeyboardInterrupt handler) instead of exiting, so the return value must be honoured.

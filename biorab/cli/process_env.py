@@ -1,0 +1,38 @@
+"""The environment every `biorab` process starts with, unless the user set the variable: set by the
+entry points (the CLI's `main`, the bench scripts, the test session), never on import of the library."""
+
+from __future__ import annotations
+
+import os
+
+#: Fail fast instead of ~70 s of hub retries, keep third-party telemetry and chatter off, and keep torch's
+#: threads from spinning on a busy machine.
+PROCESS_ENV_DEFAULTS: dict[str, str] = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",  # a local Ray 2.60 would otherwise write $HOME/.ray/auth_token
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "true",
+    "TOKENIZERS_PARALLELISM": "false",
+    "RAY_DATA_LOG_LEVEL": "WARNING",  # Ray Data logs every execution plan at INFO
+    "MLFLOW_LOGGING_LEVEL": "WARNING",  # and MLflow every schema migration of a new store
+    # An unreachable tracking server fails in seconds, not after minutes of retries (the results are on
+    # disk first; `biorab track RUN_DIR` logs them later).
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    # torch's OpenMP threads sleep instead of spinning while they wait for each other. On a busy 2-core
+    # machine a spinning thread burns its peer's time slice: the smoke job in-process took 232 s at load 3
+    # with spinning and 50 s without; one busy neighbour made a batch 35 s instead of 20 s. On an idle
+    # machine spinning is faster on local Ray (10-25% here; `OMP_WAIT_POLICY=ACTIVE` for a dedicated
+    # machine, docs/pipeline.md round 5). Read once, when torch loads OpenMP: set before any import of
+    # torch, and inherited by a local Ray's workers.
+    "OMP_WAIT_POLICY": "PASSIVE",
+}
+
+
+def apply_process_env_defaults(extra: dict[str, str] | None = None) -> None:
+    """Set every default (and `extra`) the environment does not already set."""
+    for key, value in {**PROCESS_ENV_DEFAULTS, **(extra or {})}.items():
+        os.environ.setdefault(key, value)
