@@ -1,6 +1,7 @@
 """The library has no side effects on import or construction: it never sets environment variables or seeds
 a global RNG (seeds pass explicitly). The edge (`biorab/cli/process_env.py`, applied by the CLI's `main`)
-sets environment defaults; the few places that must seed or set something for a third-party library are listed here, with why."""
+sets environment defaults; the few places that must seed or set something for a third-party library are
+listed here, with why."""
 
 from __future__ import annotations
 
