@@ -1,5 +1,6 @@
-"""The environment every `biorab` process starts with, unless the user set the variable: set by the
-entry points (the CLI's `main`, the bench scripts, the test session), never on import of the library."""
+"""The environment every `biorab` process starts with, unless the user set the variable: applied by
+the entry points (the CLI's `main`, `bench/pipeline.py`, `bench/profile_smoke.py`), never on import of the
+library. `tests/conftest.py` still sets its own list for the test session."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ PROCESS_ENV_DEFAULTS: dict[str, str] = {
 }
 
 
-def apply_process_env_defaults(extra: dict[str, str] | None = None) -> None:
-    """Set every default (and `extra`) the environment does not already set."""
-    for key, value in {**PROCESS_ENV_DEFAULTS, **(extra or {})}.items():
+def apply_process_env_defaults() -> None:
+    """Set every default the environment does not already set."""
+    for key, value in PROCESS_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)

@@ -13,13 +13,11 @@ def test_defaults_fill_only_what_is_unset(monkeypatch: pytest.MonkeyPatch) -> No
     for key in PROCESS_ENV_DEFAULTS:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # a dedicated machine's choice (docs/pipeline.md)
-    monkeypatch.delenv("BIORAB_TEST_EXTRA", raising=False)
-    apply_process_env_defaults({"BIORAB_TEST_EXTRA": "1"})
+    apply_process_env_defaults()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert os.environ["RAY_AUTH_MODE"] == "disabled"
     assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "1"
-    assert os.environ["BIORAB_TEST_EXTRA"] == "1"
 
 
 def test_the_default_wait_policy_is_passive(monkeypatch: pytest.MonkeyPatch) -> None:
