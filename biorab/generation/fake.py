@@ -6,7 +6,12 @@ It never loads a model. Its answer is one of:
 - ``choice``: one of the prompt's `constraint.choices`, picked by a seeded hash of the prompt text (falls
   back to `answer` when the prompt has no choices);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
-  run as perfect), falling back to `answer` for ids not in the map.
+  run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
+- ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
+  of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
+  prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
+  Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
+  to `answer` when the prompt shows no labeled example.
 
 Faults can be injected deterministically: every `fail_every`-th `generate` call fails (raises
 `BackendError`, or returns error rows), and the example ids in `fail_ids` always come back as error rows.
@@ -41,7 +46,7 @@ class FakeBackend:
     """Deterministic backend for tests and dry runs (see the module docstring)."""
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         seed: int = 0
@@ -51,6 +56,8 @@ class FakeBackend:
         fail_ids: tuple[str, ...] = ()
         delay_s: float = Field(default=0.0, ge=0.0)
         name: str = "fake"
+        value_markers: tuple[str, ...] = ("response: ", "Response: ", " has label ", " is labeled as ")
+        value_ends: tuple[str, ...] = ("\n\n### ", " Excample:", "Example: ", " Example:")
 
     def __init__(self, params: FakeBackend.Params | None = None) -> None:
         self.params = params or FakeBackend.Params()
@@ -109,7 +116,25 @@ class FakeBackend:
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
+        if mode == "copy_top":
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+            return self.params.answer if top is None else top
         return self.params.answer
+
+
+def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
+    """The value of the first retrieved example written in `prompt` (``None``: none is written)."""
+    found = [(i, m) for m in markers if (i := prompt.text.find(m)) >= 0]
+    if not found:
+        return None
+    start, marker = min(found)
+    rest = prompt.text[start + len(marker):]
+    choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
+    matching = [c for c in choices if rest.startswith(c)]
+    if matching:
+        return max(matching, key=len)
+    stops = [i for e in ends if (i := rest.find(e)) >= 0]
+    return rest[: min(stops)].strip() if stops else rest.strip()
 
 
 def _label_logprobs(weights: dict[str, float], answer: str) -> dict[str, float]:

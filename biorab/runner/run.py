@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from biorab.atomic_files import write_text_atomic
+from biorab.attribution.cells import attribute_cells
 from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
@@ -136,6 +137,8 @@ def _run_locked(
     tracking = opening.wait() if opening else None
     results, sections, text = _score(config, planned, cells_dir, run_dir)
     add_extra_results(results, slices, methods, config)
+    # Per-instance attribution needs every cell's rows scored first: the flip reads the cell's twin.
+    attribute_cells(results, cells_dir, n_boot=config.n_boot, seed=config.seed)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
     report = run_dir / "report.md"
     table = render_report(config.name, results, stats.to_json(), config.backend.name)

@@ -1,0 +1,76 @@
+"""Tags on each retrieved hit: corrupted in this testbed (from the corpus's ledger), a test duplicate
+(the leakage audit's rule), from another dataset (diverse), unlabeled.
+
+The ledger is rebuilt from the cell's (testbed, dataset, rate, seed, data): the testbed corpora are
+deterministic, as `biorab.tracking.cells.write_ledger` relies on too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from biorab.cells import CellPlan
+from biorab.corpora.corpus import Ledger, LedgerEntry
+from biorab.records import Hit
+from biorab.retrieval.own_text import normalized_text
+
+#: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
+#: swapped is the whole label; a removed value is no corruption (the hit is tagged unlabeled instead).
+HOW: dict[str, str | None] = {"head": "head", "relation": "relation", "tail": "tail", "label": "label",
+                              "other_class": "label", "option": "label", "value_removed": None}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What tags a cell's hits: its dataset, its corpus's ledger (by item id) and the normalized texts of
+    the dataset's test split (a corpus item with such a key is a test duplicate)."""
+
+    dataset: str
+    ledger: dict[str, LedgerEntry] = field(default_factory=dict)
+    test_texts: frozenset[str] = frozenset()
+
+    def tag(self, hit: Hit) -> dict[str, Any]:
+        """The hit's tags (the ``hit_tags`` objects of ``attribution.parquet``).
+
+        A hit is corrupted when the ledger changed its item to a wrong label and the hit still carries a
+        label other than the original (a corpus method may have corrected it back)."""
+        entry = self.ledger.get(hit.doc_id)
+        corrupted = (entry is not None and entry.corrupted is not None and hit.value is not None
+                     and hit.value != entry.original)
+        return {
+            "doc_id": hit.doc_id,
+            "corrupted": corrupted,
+            "original_label": entry.original if entry is not None else None,
+            "corrupted_label": hit.value if corrupted else None,
+            "how": HOW.get(entry.how) if corrupted and entry is not None else None,
+            "leaked": normalized_text(hit.key) in self.test_texts,
+            "diverse": bool(hit.dataset) and hit.dataset != self.dataset,
+            "source": hit.dataset or None,
+            "unlabeled": hit.value is None,
+        }
+
+    def tags(self, hits: Sequence[Hit]) -> list[dict[str, Any]]:
+        return [self.tag(hit) for hit in hits]
+
+
+#: Ledgers by (testbed, dataset, rate, seed, data dir, pool) within one process: a grid's cells share them.
+_Memo = dict[tuple[Any, ...], Ledger]
+
+
+def cell_evidence(plan: CellPlan, *, memo: _Memo | None = None) -> Evidence:
+    """The `Evidence` of a dataset-slice cell (no ledger for a cell that retrieves nothing)."""
+    from biorab.corpora import build_corpus
+    from biorab.datasets import load_dataset
+
+    dataset, retrieval = plan.dataset_setting()
+    if not retrieval.retrieves:
+        return Evidence(dataset)
+    memo = memo if memo is not None else {}
+    key = (retrieval.testbed, dataset, retrieval.rate, plan.seed, plan.data_dir)
+    if key not in memo:
+        memo[key] = build_corpus(retrieval.testbed, dataset, rate=retrieval.rate, seed=plan.seed,
+                                 data_dir=plan.data_dir)[1]
+    tests = load_dataset(dataset, "test", data_dir=plan.data_dir)
+    return Evidence(dataset, memo[key].by_id(), frozenset(normalized_text(ex.text) for ex in tests))
