@@ -1,9 +1,10 @@
 """The five task types, registered in `biorab.registry.TASKS`.
 
 A task type knows what an answer looks like: its `OutputConstraint` (a closed label list, or a regex for
-``head|relation|tail`` lines built from the dataset's relation set), its default stop sequences, and how a
-gold label is written as a training target. Dataset-specific wording lives in the templates
-(`biorab.tasks.template_catalog`), not here.
+``head|relation|tail`` lines built from the dataset's relation set), its default stop sequences, how a
+gold label is written as a training target, an answer as a set of normalized items (`answer_items`: two
+answers are the same iff their item sets are equal) and the error types of a prediction (`error_types`).
+Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`), not here.
 """
 
 from __future__ import annotations
@@ -50,6 +51,24 @@ class TaskType:
             )
         return example.label
 
+    def answer_items(self, label: str | None) -> frozenset[str]:
+        """The answer as a set of normalized items: the one canonical label, as the label metrics compare it
+        (exactly); the empty set for an empty or unparsed (``None``) label.
+
+        >>> Classification().answer_items("True"), Classification().answer_items(None)
+        (frozenset({'True'}), frozenset())
+        """
+        return frozenset({label}) if label else frozenset()
+
+    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
+        """``{"wrong_label": 1}`` when the predicted answer differs from the gold one (an unparsed prediction,
+        ``None`` or empty, included), else ``{"wrong_label": 0}``.
+
+        >>> QuestionAnswering().error_types("(B)", "(A)"), QuestionAnswering().error_types("(A)", "(A)")
+        ({'wrong_label': 1}, {'wrong_label': 0})
+        """
+        return {"wrong_label": int(self.answer_items(predicted) != self.answer_items(gold))}
+
 
 @TASKS.register("triple_extraction")
 class TripleExtraction(TaskType):
@@ -81,6 +100,40 @@ class TripleExtraction(TaskType):
                     field="label",
                 )
         return example.label
+
+    def answer_items(self, label: str | None) -> frozenset[str]:
+        """Each triple of the label as ``head|relation|tail``, normalized as the triple metrics normalize
+        for scoring (`biorab.metrics.triples.parse_triples`: lower-cased, stripped, whitespace collapsed);
+        a repeated triple counts once, an empty or unparsed (``None``) label is the empty set.
+
+        >>> sorted(TripleExtraction().answer_items("Aspirin | effect |  Rash\\naspirin|effect|rash"))
+        ['aspirin|effect|rash']
+
+        Raises:
+            ValueError: a non-blank line is not ``head|relation|tail``.
+        """
+        return frozenset("|".join(triple) for triple in _triples(label))
+
+    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
+        """The paper's error types (§2.8): ``wrong_head``, ``wrong_relation``, ``wrong_tail``,
+        ``over_long_span``, ``missing_triple``, ``extra_triple``, counted for one instance with the pairing
+        rule of `biorab.tasks.triple_errors` (every type present, zeros included).
+
+        >>> counts = TripleExtraction().error_types("tamoxifen|effect|retinal changes",
+        ...                                         "tamoxifen|dosage|high-dose")
+        >>> {name: n for name, n in counts.items() if n}
+        {'extra_triple': 1, 'missing_triple': 1}
+        """
+        from biorab.tasks.triple_errors import triple_error_types
+
+        return triple_error_types(_triples(predicted), _triples(gold))
+
+
+def _triples(label: str | None) -> frozenset[tuple[str, str, str]]:
+    # Imported here: biorab.metrics imports this package (the awareness probe's labels).
+    from biorab.metrics.triples import parse_triples
+
+    return parse_triples(label or "")
 
 
 @TASKS.register("link_prediction")
