@@ -35,7 +35,8 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
       lacks) meet the answer's items outside the gold: a single label equal to the corrupted label and not
       the gold, or a predicted triple equal to a corrupted triple and not a gold triple;
     - copied_evidence / copied_corrupted: the answer's items equal a labeled hit's (a corrupted hit's).
-    A parse failure has no items: it follows and copies nothing.
+    A parse failure has no items: it follows and copies nothing. `error_types`: the task's
+    (`TaskType.error_types`) for open answers (``closed`` tasks: ``None``).
     """
     kind = get_task(task)
     predicted = kind.answer_items(prediction.label) if prediction.ok and prediction.label else frozenset()
@@ -45,7 +46,9 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
                                  - kind.answer_items(t["original_label"] or ""))) - golds for t in corrupted)
     labeled = [(hit, tag) for hit, tag in zip(hits, tags, strict=True) if hit.value is not None]
     copied = [tag for hit, tag in labeled if predicted and kind.answer_items(hit.value or "") == predicted]
-    errors = kind.error_types(prediction.label or "" if prediction.ok else "", gold) if gold else None
+    # The §2.8 error types describe open answers (spans and triples); a closed label is just right or wrong.
+    errors = kind.error_types(prediction.label if prediction.ok else None, gold) if gold and not kind.closed \
+        else None
     return AnswerFlags(
         has_corrupted=bool(corrupted),
         followed_corruption=followed,
