@@ -123,12 +123,14 @@ class FakeBackend:
 
 
 def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
-    """The value of the first retrieved example written in `prompt` (``None``: none is written)."""
-    found = [(i, m) for m in markers if (i := prompt.text.find(m)) >= 0]
+    """The value of the first retrieved example written in `prompt` (``None``: none is written). Examples
+    sit in the instruction, so the search stops at the wrapper's input or response section."""
+    instruction = prompt.text.split("\n\n### Input:")[0].split("\n\n### Response:")[0]
+    found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
     if not found:
         return None
     start, marker = min(found)
-    rest = prompt.text[start + len(marker):]
+    rest = instruction[start + len(marker):]
     choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
     matching = [c for c in choices if rest.startswith(c)]
     if matching:
