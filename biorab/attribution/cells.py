@@ -62,6 +62,14 @@ def attribute_cells(results: Sequence[CellResult], cells_dir: Path, *, n_boot: i
         _add_rates(result, rows, twin_rows, n_boot=n_boot, seed=seed)
 
 
+def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
+    """The cell's attribution rows by instance id (empty when the cell has no ``attribution.parquet``)."""
+    import pyarrow.parquet as pq
+
+    path = cell_dir / ATTRIBUTION_FILE
+    return {r["id"]: r for r in pq.read_table(path).to_pylist()} if path.is_file() else {}
+
+
 def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dict[str, Any]]:
     """One attribution row per instance of the cell, in slice order (``_right``, ``_clean``: helpers)."""
     import pyarrow.parquet as pq

@@ -12,7 +12,7 @@ from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.live import CellRowsFn, LiveTracking, provenance_tags
 from biorab.tracking.mlflow_tracker import artifact_root
 from biorab.tracking.preflight import resolve_uri
-from biorab.tracking.traces import sample_rows
+from biorab.tracking.traces import sample_rows, with_attribution
 
 
 def parent_key(kind: str, name: str, out_dir: Path) -> str:
@@ -64,7 +64,8 @@ def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, resu
             artifacts.append((run_dir / "config.yaml", None))
         tracking.finish_cell(cell_key(key, result.plan), cell_metrics(result), ci_tags(result), artifacts,
                              predictions_table(result.predictions_path),
-                             sample_rows(result.predictions_path, config.tracking.traces))
+                             with_attribution(sample_rows(result.predictions_path, config.tracking.traces),
+                                              run_dir / "cells" / result.plan.cell_id))
 
 
 def finish_run_tracking(tracking: LiveTracking, config: ExperimentConfig, results: list[CellResult],

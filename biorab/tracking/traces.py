@@ -12,6 +12,11 @@ traces already linked to the child run are read once before writing, so a resume
 ``biorab track`` never adds a second trace for an instance. The sample is the cell's first `n` instances
 in dataset order (``order``), the same on every run.
 
+Each new trace also gets MLflow 3 assessments, so the Traces and Evaluation pages filter by them: the gold
+as the expectation ``expected_answer``, and as feedback (source ``CODE``, ``biorab.attribution``) the
+verdict ``correct``, the ``misled`` flag (``followed_corruption``) and the ``flip`` against the no-retrieval
+twin, read from the cell's ``attribution.parquet`` (a row's ``attribution``; none without it).
+
 Spans are written with the store's batch call (``log_spans``, all traces of a cell in one transaction)
 and each trace's header with ``start_trace``: no OpenTelemetry tracer, exporter thread or global tracking
 URI is involved, so the writes go to the run's own store and cost milliseconds per trace.
@@ -40,6 +45,15 @@ def sample_rows(predictions: Path, n: int) -> list[dict[str, Any]]:
     rows = pq.read_table(predictions, columns=[c for c in _READ if c in names]).to_pylist()
     rows = [r for r in rows if r.get("gen_text") is not None or r.get("gen_error")]
     return sorted(rows, key=lambda r: r.get("order") or 0)[:n]
+
+
+def with_attribution(rows: list[dict[str, Any]], cell_dir: Path) -> list[dict[str, Any]]:
+    """`rows`, each with its ``attribution`` row (`biorab.attribution.cells.read_attribution`) when the cell
+    has one."""
+    from biorab.attribution.cells import read_attribution
+
+    found = read_attribution(cell_dir)
+    return [{**row, "attribution": found.get(row["id"])} for row in rows]
 
 
 def trace_key(run_key: str, instance_id: str) -> str:
@@ -71,7 +85,30 @@ def log_cell_traces(tracing: Any, experiment_id: str, run_id: str, run_key: str,
     tracing.log_spans(experiment_id, [span for _info, spans in built for span in spans])
     for info, _spans in built:
         tracing.start_trace(info)
+    for (info, _spans), row in zip(built, todo, strict=True):
+        for assessment in assessments(row):
+            tracing.log_assessment(info.trace_id, assessment)
     return len(built)
+
+
+#: The feedback names on a trace and the ``attribution.parquet`` column each comes from.
+FEEDBACK = {"correct": "correct", "misled": "followed_corruption", "flip": "flip"}
+
+
+def assessments(row: dict[str, Any]) -> list[Any]:
+    """The gold as an expectation, and the verdict, the misled flag and the flip as feedback (a value the
+    row's attribution leaves null is not logged)."""
+    from mlflow.entities import AssessmentSource, AssessmentSourceType, Expectation, Feedback
+
+    source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id="biorab.attribution")
+    out: list[Any] = []
+    if row.get("label") is not None:
+        out.append(Expectation(name="expected_answer", value=row["label"], source=source))
+    attribution = row.get("attribution") or {}
+    for name, column in FEEDBACK.items():
+        if attribution.get(column) is not None:
+            out.append(Feedback(name=name, value=attribution[column], source=source))
+    return out
 
 
 def _ids(key: str) -> tuple[int, list[int]]:
