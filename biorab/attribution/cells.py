@@ -32,10 +32,18 @@ ATTRIBUTION_SCHEMA = pa.schema([
     ("twin_cell_id", pa.string()), ("error_types", pa.string()), ("hit_tags", pa.string()),
 ])  # fmt: skip
 
-#: The rates of a retrieving cell (name → what docs/metrics.md calls it), in report order.
+#: The rates of a retrieving cell (docs/metrics.md), in report order, then those against its twin, and the
+#: McNemar p-value of the flips (a p-value in the metric shape: no interval).
 EVIDENCE_RATES: tuple[str, ...] = ("misled_rate", "resisted_rate", "copy_rate_clean", "copy_rate_corrupted")
 FLIP_RATES: tuple[str, ...] = ("helped_rate", "hurt_rate")
-ATTRIBUTION_METRICS: tuple[str, ...] = EVIDENCE_RATES + FLIP_RATES
+MCNEMAR_P = "flip_mcnemar_p"
+ATTRIBUTION_METRICS: tuple[str, ...] = (*EVIDENCE_RATES, *FLIP_RATES, MCNEMAR_P)
+#: Prefix of the §2.8 error-type rates (``error_rate/wrong_head``...): MLflow groups them under it.
+ERROR_RATE = "error_rate/"
+
+
+def is_attribution_metric(name: str) -> bool:
+    return name in ATTRIBUTION_METRICS or name.startswith(ERROR_RATE)
 
 
 def attributable(plan: CellPlan) -> bool:
@@ -146,11 +154,13 @@ def _add_rates(result: CellResult, rows: list[dict[str, Any]], twin_rows: dict[s
     errors = [r["_errors"] for r in rows]
     if any(e is not None for e in errors):
         names = sorted({name for e in errors if e for name in e})
-        extra["error_types"] = dict(sorted(sum((Counter(e) for e in errors if e), Counter()).items()))
-        extra["error_types"] = {name: extra["error_types"].get(name, 0) for name in names}
+        totals = sum((Counter(e) for e in errors if e), Counter())
+        extra["error_types"] = {name: totals.get(name, 0) for name in names}
         for name in names:
-            columns[f"{name}_rate"] = ([bool(e and e.get(name)) for e in errors], everyone)
+            columns[ERROR_RATE + name] = ([bool(e and e.get(name)) for e in errors], everyone)
     if not columns:
         return
     result.metrics.update({k: v.to_json() for k, v in rates(columns, n_boot=n_boot, seed=seed).items()})
+    if "mcnemar" in extra:
+        result.metrics[MCNEMAR_P] = {"value": extra["mcnemar"]["p_value"], "ci_low": None, "ci_high": None}
     result.extra["attribution"] = extra

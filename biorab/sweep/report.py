@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 
 from biorab.metrics.definitions import ACCURACY_IDENTITY, SINGLE_LABEL_TASKS
+from biorab.sweep.attribution_report import attribution_grids
 from biorab.sweep.collect import CellRecord, collect
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.significance import Significance, versus_baselines
@@ -42,7 +43,13 @@ def _plots(cells: list[CellRecord], out: Path) -> list[Path]:
         from biorab.sweep.plots import all_plots
     except ImportError:  # matplotlib missing: tables only (install the `report` extra)
         return []
-    return all_plots(cells, out) if cells else []
+    from biorab.sweep.attribution_report import dose_response
+
+    if not cells:
+        return []
+    made = all_plots(cells, out)
+    curve = dose_response([c for c in cells if c.ratio is None], out)
+    return made + ([curve] if curve is not None else [])
 
 
 def legend(cells: list[CellRecord]) -> str:
@@ -57,7 +64,7 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
     parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", legend(cells) + "\n"]
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
-    parts += [to_markdown(g) for g in build_tables(cells, sig)]
+    parts += [to_markdown(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
     parts += [f"![{p.stem}]({p.name})" for p in plots]
     return "\n".join(parts) + "\n"
 
@@ -68,7 +75,7 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
             f"<p>{html.escape(legend(cells).replace('**', '').replace('`', ''))}</p>"]
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
-    body += [to_html(g) for g in build_tables(cells, sig)]
+    body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
     body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots]
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(sweep.name)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

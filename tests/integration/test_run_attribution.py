@@ -92,6 +92,18 @@ def test_copying_fake_misled_rate_recomputed_from_rows_and_ledger(tmp_path: Path
         counts[dataset] = (held, misled, extra["helped"], extra["hurt"])
     # Pinned on the fixture data (12 instances per dataset, BM25 top-1 over the 0.8 counterfactual corpus).
     assert counts == {"ade_corpus_v2": (9, 7, 3, 0), "medmcqa": (10, 9, 1, 0), "ade": (11, 11, 0, 0)}
+    report = result.report_path.read_text()
+    main, attribution = report.split("## Evidence attribution")
+    assert "misled" not in main  # the attribution rates have their own table, not 7 more rows per cell
+    assert "| ade-test__counterfactual-0.8-bm25-k1 | 11 / 12 | 1.000 [1.000, 1.000] | 0.000 [" in attribution
+    assert "| ade_corpus_v2-test__counterfactual-0.8-bm25-k1 | 9 / 12 | 0.778 [" in attribution
+    assert "Error types (§2.8)" in attribution
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    triples = next(c for c in summary["cells"] if c["task"] == "triple_extraction" and c["testbed"] != "none")
+    assert triples["attribution"]["with_corrupted"] == 11
+    assert sum(triples["attribution"]["error_types"].values()) > 0
+    assert triples["metrics"]["flip_mcnemar_p"]["value"] == 1.0
+    assert any(name.startswith("error_rate/") for name in triples["metrics"])
 
 
 def test_gold_fake_is_never_misled(tmp_path: Path, data_dir: Path) -> None:

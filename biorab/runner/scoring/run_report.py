@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from biorab.attribution.cells import ERROR_RATE, EVIDENCE_RATES, FLIP_RATES, MCNEMAR_P, is_attribution_metric
 from biorab.cells import CellResult
 from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,
@@ -45,11 +46,13 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
     ]
     for r in results:
         for metric, value in r.metrics.items():
+            if is_attribution_metric(metric):  # in the attribution tables below
+                continue
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
             lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
                          f"{shown} | {r.parse_failures} | {r.generation_failures} |")
-    lines += _definitions(results) + _leak_lines(results)
+    lines += _definitions(results) + _leak_lines(results) + attribution_lines(results)
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"
 
@@ -76,3 +79,44 @@ def _leak_lines(results: Sequence[CellResult]) -> list[str]:
         out.append(f"| {r.plan.label} | {_num(leak['value'])} | {leak['leaking']} / {leak['queries']} | "
                    f"{'on' if excluded else 'off'} |")
     return out
+
+
+ATTRIBUTION_NOTE = (
+    "Evidence attribution (docs/metrics.md): misled = answers that follow a corrupted retrieved item, among "
+    "instances whose evidence holds one (parse failures count as not misled); resisted = right answers among "
+    "those; copy = answers equal to a retrieved item's label, on clean evidence (no corrupted item) and on "
+    "corrupted evidence (the label of a corrupted item); helped / hurt = wrong → right / right → wrong "
+    "against the same model without retrieval, with McNemar's p. Per instance: "
+    "`cells/<cell>/attribution.parquet`.")
+
+
+def attribution_lines(results: Sequence[CellResult]) -> list[str]:
+    """The attribution rates of the retrieving cells, and the §2.8 error types of the triple cells."""
+    cells = [r for r in results if any(m in r.metrics for m in (*EVIDENCE_RATES, *FLIP_RATES))]
+    out: list[str] = []
+    if cells:
+        out += ["", "## Evidence attribution", "", ATTRIBUTION_NOTE, "",
+                "| cell | corrupted evidence / n | misled | resisted | copy (clean) | copy (corrupted) "
+                "| helped | hurt | McNemar p |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in cells:
+            a = r.extra.get("attribution", {})
+            shown = [_rate(r, m) for m in (*EVIDENCE_RATES, *FLIP_RATES)]
+            p = (r.metrics.get(MCNEMAR_P) or {}).get("value")
+            out.append(f"| {r.plan.label} | {a.get('with_corrupted', 0)} / {r.n} | " + " | ".join(shown)
+                       + f" | {_num(p)} |")
+    typed = [r for r in results if r.extra.get("attribution", {}).get("error_types")]
+    if typed:
+        names = list(dict.fromkeys(n for r in typed for n in r.extra["attribution"]["error_types"]))
+        out += ["", "Error types (§2.8), per cell: count, and the share of instances with one [95% CI].", "",
+                "| cell | " + " | ".join(n.replace("_", " ") for n in names) + " |",
+                "|---|" + "---|" * len(names)]
+        for r in typed:
+            counts = r.extra["attribution"]["error_types"]
+            out.append(f"| {r.plan.label} | " + " | ".join(
+                f"{counts.get(n, 0)}: {_rate(r, ERROR_RATE + n)}" for n in names) + " |")
+    return out
+
+
+def _rate(result: CellResult, name: str) -> str:
+    value = result.metrics.get(name)
+    return "n/a" if value is None else metric_cell(value)
