@@ -57,7 +57,8 @@ def _cells(result: Any) -> dict[str, Any]:
 
 
 def test_copying_fake_misled_rate_recomputed_from_rows_and_ledger(tmp_path: Path, data_dir: Path) -> None:
-    result = run_experiment(attribution_config(tmp_path, data_dir, COPY_TOP))
+    config = attribution_config(tmp_path, data_dir, COPY_TOP)
+    result = run_experiment(config)
     counts = {}
     for cell in result.cells:
         dataset = cell.plan.dataset
@@ -104,6 +105,15 @@ def test_copying_fake_misled_rate_recomputed_from_rows_and_ledger(tmp_path: Path
     assert sum(triples["attribution"]["error_types"].values()) > 0
     assert triples["metrics"]["flip_mcnemar_p"]["value"] == 1.0
     assert any(name.startswith("error_rate/") for name in triples["metrics"])
+
+    # A resumed run (every row on disk, nothing generated) writes the same attribution from the rows alone.
+    files = sorted((result.run_dir / "cells").glob(f"*/{ATTRIBUTION_FILE}"))
+    before = [pq.read_table(f).to_pylist() for f in files]
+    for f in files:
+        f.unlink()
+    again = run_experiment(config)
+    assert again.stats.generated == 0 and again.total_pending == 0
+    assert [pq.read_table(f).to_pylist() for f in files] == before
 
 
 def test_gold_fake_is_never_misled(tmp_path: Path, data_dir: Path) -> None:
