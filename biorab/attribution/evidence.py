@@ -7,12 +7,13 @@ deterministic, as `biorab.tracking.cells.write_ledger` relies on too.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from biorab.cells import CellPlan
-from biorab.corpora.corpus import Ledger, LedgerEntry
+from biorab.corpora.corpus import LedgerEntry
 from biorab.records import Hit
 from biorab.retrieval.own_text import normalized_text
 
@@ -55,22 +56,30 @@ class Evidence:
         return [self.tag(hit) for hit in hits]
 
 
-#: Ledgers by (testbed, dataset, rate, seed, data dir, pool) within one process: a grid's cells share them.
-_Memo = dict[tuple[Any, ...], Ledger]
+#: Within one scoring pass, ledgers (by item id) by (testbed, dataset, rate, seed, data dir), test texts by
+#: (dataset, data dir) and a training-split loader by data dir: a grid's cells share them.
+_Memo = dict[tuple[Any, ...], Any]
 
 
 def cell_evidence(plan: CellPlan, *, memo: _Memo | None = None) -> Evidence:
     """The `Evidence` of a dataset-slice cell (no ledger for a cell that retrieves nothing)."""
-    from biorab.corpora import build_corpus
+    from biorab.corpora import build_corpus, train_loader
     from biorab.datasets import load_dataset
 
     dataset, retrieval = plan.dataset_setting()
     if not retrieval.retrieves:
         return Evidence(dataset)
     memo = memo if memo is not None else {}
-    key = (retrieval.testbed, dataset, retrieval.rate, plan.seed, plan.data_dir)
+    key = ("ledger", retrieval.testbed, dataset, retrieval.rate, plan.seed, plan.data_dir)
     if key not in memo:
+        loads = ("train loader", plan.data_dir)  # each training split read once (a diverse corpus reads all)
+        if loads not in memo:
+            read = train_loader(plan.data_dir)
+            memo[loads] = functools.lru_cache(maxsize=None)(lambda name: tuple(read(name)))
         memo[key] = build_corpus(retrieval.testbed, dataset, rate=retrieval.rate, seed=plan.seed,
-                                 data_dir=plan.data_dir)[1]
-    tests = load_dataset(dataset, "test", data_dir=plan.data_dir)
-    return Evidence(dataset, memo[key].by_id(), frozenset(normalized_text(ex.text) for ex in tests))
+                                 loader=memo[loads])[1].by_id()
+    texts = ("test texts", dataset, plan.data_dir)
+    if texts not in memo:
+        tests = load_dataset(dataset, "test", data_dir=plan.data_dir)
+        memo[texts] = frozenset(normalized_text(ex.text) for ex in tests)
+    return Evidence(dataset, memo[key], memo[texts])
