@@ -84,3 +84,19 @@ def browser_page(*, allow: tuple[str, ...], width: int = 1500, height: int = 100
 def screenshot_dir(tmp_path: Path) -> Path:
     """Where a browser test keeps its screenshots: ``$BIORAB_SCREENSHOT_DIR``, else the test's tmp dir."""
     return Path(os.environ.get("BIORAB_SCREENSHOT_DIR") or tmp_path / "screenshots")
+
+
+def wait_for_text(page: Any, needles: list[str], *, timeout: float = 60.0) -> str:
+    """Wait until the page's rendered text holds every needle; returns that text (on a timeout the error
+    names what was missing and shows the page's text)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("(needles) => document.body && needles.every(n => "
+                               "document.body.innerText.includes(n))", arg=needles, timeout=timeout * 1000)
+    except PlaywrightTimeout:
+        text = str(page.evaluate("document.body ? document.body.innerText : ''"))
+        missing = [n for n in needles if n not in text]
+        raise AssertionError(f"page never showed {missing} within {timeout:.0f} s; it showed:\n"
+                             f"{text[:3000]}") from None
+    return str(page.evaluate("document.body.innerText"))
