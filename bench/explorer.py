@@ -6,7 +6,8 @@ The run is the grid of ``jobs/testbeds.yaml`` (6 datasets × 7 corpora = 42 cell
 address and GPU resources are replaced by the defaults). Rows already on disk are reused (``--fresh`` starts
 over). Then:
 
-- build: `biorab.explorer.write_explorer` on the run folder, timed in this process (seconds per 10k rows);
+- build: `biorab.explorer.write_explorer` on the run folder, timed in this process (wall and CPU seconds
+  per 10k rows: on a loaded machine the CPU time is the steadier figure);
 - load: the system Chromium (Playwright, by its path; every non-``file:`` request aborted) opens
   ``explorer/index.html`` from disk; the time from navigation start to the list with its counts (every
   index chunk loaded, the rows decoded, the first filter pass done), as the page measures it;
@@ -140,11 +141,15 @@ def main() -> None:
     run_dir, run_s = run_grid(args.out, limit=args.limit, ray=args.ray, fresh=args.fresh)
     where = "local Ray" if args.ray else "in-process"
     print(f"run: {run_dir} ({where}, --limit {args.limit}) in {run_s:.1f} s")
+    cpu = time.process_time()
     build = write_explorer(run_dir)
+    cpu = time.process_time() - cpu
     size = sum(f.stat().st_size for f in (run_dir / "explorer").rglob("*") if f.is_file())
-    print(f"build: {build.rows} rows, {build.instances} instances, {build.cells} cells, {build.index_chunks} "
-          f"index + {build.detail_chunks} detail chunks, {size / 1e6:.1f} MB, in {build.seconds:.1f} s = "
-          f"{build.seconds / build.rows * 10_000:.2f} s per 10k rows")
+    shards = len(list(run_dir.glob("cells/*/part-*.parquet")))
+    print(f"build: {build.rows} rows ({shards} row shards), {build.instances} instances, {build.cells} "
+          f"cells, {build.index_chunks} index + {build.detail_chunks} detail chunks, {size / 1e6:.1f} MB, in "
+          f"{build.seconds:.1f} s wall, {cpu:.1f} s CPU = {build.seconds / build.rows * 10_000:.2f} s wall, "
+          f"{cpu / build.rows * 10_000:.2f} s CPU per 10k rows")
     found = browse(build.index_html, args.repeat)
     print(f"page load (navigation start → list and counts): {found['load_ms']:.0f} ms "
           f"(wall {found['load_wall_ms']:.0f} ms); {found['status']}")

@@ -29,8 +29,7 @@ from typing import Any
 
 from biorab.explorer.attribution import read_attribution
 from biorab.explorer.entries import row_code, row_detail
-from biorab.explorer.sources import ExplorerCell, read_cells, run_dirs
-from biorab.runner.store.shards import latest_rows, read_all_rows
+from biorab.explorer.sources import ExplorerCell, cell_rows, read_cells, run_dirs
 from biorab.tasks import AWARENESS_LABELS
 
 ASSETS = ("index.html", "explorer.js", "explorer.css")
@@ -138,7 +137,7 @@ def _write(folder: Path, cells: list[ExplorerCell], root: Path, *, detail_bytes:
             attributed[index] = attribution is not None
             twins[index] = next((a["twin_cell_id"] for a in (attribution or {}).values()
                                  if a["twin_cell_id"]), None)
-            for row in latest_rows(read_all_rows(cell.cell_dir)).values():
+            for row in cell_rows(cell):
                 entry = by_instance.setdefault(row["id"], {"row": row, "order": row["order"], "cells": []})
                 entry["order"] = min(entry["order"], row["order"])
                 entry["cells"].append((index, row, (attribution or {}).get(row["id"])))

@@ -185,3 +185,24 @@ def test_cli_prints_the_page(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["explore", str(run), "--no-track"])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(run / "explorer" / "index.html")
+
+
+def test_the_scored_predictions_win_over_the_shards(tmp_path: Path) -> None:
+    """A cell's rows are those the run scored (its predictions file, found by name under the run folder
+    even when summary.json names another place); the shards may hold rows of an older slice."""
+    from biorab.ral.rows import to_table
+
+    run = _run(tmp_path, attribution=None)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["cells"][0]["predictions"] = f"/moved/elsewhere/predictions/{NONE}.parquet"
+    (run / "summary.json").write_text(json.dumps(summary))
+    scored = [_row(NONE, "ade_corpus_v2", i, "0") for i in range(2)]  # 2 of the shards' 5, answers changed
+    (run / "predictions").mkdir()
+    pq.write_table(to_table(scored), run / "predictions" / f"{NONE}.parquet")
+    build = write_explorer(run)
+    assert (build.rows, build.instances) == (10, 8)  # 2 + 5 + 3 rows; the instances of the other cells
+    text = (run / "explorer" / "data" / "detail-00000.js").read_text()
+    assert text.count('"answer": "0"') == 2 + 5  # the scored rows' answer, and the counterfactual cell's
+    (run / "predictions" / f"{NONE}.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DataError, match=rf"{NONE}.parquet.*unreadable predictions"):
+        write_explorer(run)
