@@ -17,6 +17,7 @@ over). Then:
 
     python bench/explorer.py                    # in-process run (--no-ray), then build and browse
     python bench/explorer.py --ray              # the run on local Ray instead
+    python bench/explorer.py --reuse            # a finished run on disk as it is: build and browse only
 
 It prints the CPU flags, the core count and the load average first: timings on a shared machine vary.
 """
@@ -130,6 +131,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=1000, help="instances per dataset")
     ap.add_argument("--ray", action="store_true", help="run on local Ray (default: in-process)")
     ap.add_argument("--fresh", action="store_true", help="recompute the rows even when they are on disk")
+    ap.add_argument("--reuse", action="store_true", help="skip the run when its summary.json is on disk")
     ap.add_argument("--repeat", type=int, default=5, help="times each filter is set and cleared")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
@@ -138,9 +140,14 @@ def main() -> None:
 
     apply_process_env_defaults()
     print(machine())
-    run_dir, run_s = run_grid(args.out, limit=args.limit, ray=args.ray, fresh=args.fresh)
-    where = "local Ray" if args.ray else "in-process"
-    print(f"run: {run_dir} ({where}, --limit {args.limit}) in {run_s:.1f} s")
+    reused = args.out / yaml.safe_load(JOB.read_text(encoding="utf-8"))["name"]
+    if args.reuse and (reused / "summary.json").is_file():
+        run_dir = reused
+        print(f"run: {run_dir} reused as it is on disk")
+    else:
+        run_dir, run_s = run_grid(args.out, limit=args.limit, ray=args.ray, fresh=args.fresh)
+        where = "local Ray" if args.ray else "in-process"
+        print(f"run: {run_dir} ({where}, --limit {args.limit}) in {run_s:.1f} s")
     cpu = time.process_time()
     build = write_explorer(run_dir)
     cpu = time.process_time() - cpu
