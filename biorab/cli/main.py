@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "tune",
     "sweep",
+    "explore",
 )
 
 app = typer.Typer(

@@ -62,6 +62,8 @@ def legend(cells: list[CellRecord]) -> str:
 def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
               missing: list[str], plots: list[Path]) -> str:
     parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", legend(cells) + "\n"]
+    parts.append(f"Every instance, every cell side by side: [explorer](../explorer/index.html) (written by "
+                 f"`biorab explore {sweep.sweep_dir()}`)\n")
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
     parts += [to_markdown(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
@@ -73,6 +75,8 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
           missing: list[str], plots: list[Path]) -> str:
     body = [f"<h1>Sweep {html.escape(sweep.name)}: {len(cells)} cells</h1>",
             f"<p>{html.escape(legend(cells).replace('**', '').replace('`', ''))}</p>"]
+    body.append(f"<p>Every instance, every cell side by side: <a href='../explorer/index.html'>explorer</a> "
+                f"(written by <code>biorab explore {html.escape(str(sweep.sweep_dir()))}</code>)</p>")
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
     body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells)]

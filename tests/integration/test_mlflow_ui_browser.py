@@ -3,19 +3,19 @@ then `mlflow ui` on its store and the printed "runs table" address. The page mus
 their metric (no clicks, no GenAI pages), and a trace of a retrieval cell must show its retrieved
 documents. Screenshots of both pages are kept (``$BIORAB_SCREENSHOT_DIR``, else the test's tmp dir).
 
-Chromium comes from the system's packages (`.ci/run` installs Debian's `chromium` when missing); without
-it the test is skipped here and fails under CI."""
+The browser is the system's Chromium driven by Playwright (`tests/support/browser.py`: `.ci/run` installs
+Debian's `chromium` when missing; without it the test is skipped here and fails under CI); it may reach
+the UI's loopback address only."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from biorab.metrics.task_scoring import PRIMARY_METRIC
-from tests.support.chromium import Chromium, chromium_binary
+from tests.support.browser import browser_page, require_chromium, screenshot_dir, wait_for_text
 from tests.support.cli_runs import biorab
 from tests.support.mlflow_ui import MlflowUI
 
@@ -33,20 +33,8 @@ SCROLL_RIGHT = ("document.querySelectorAll('.ag-body-horizontal-scroll-viewport,
 ROW_TEXT = """[...document.querySelectorAll('.ag-row[row-id="%s"]')].map(e => e.innerText).join(' ')"""
 
 
-@pytest.fixture(scope="module")
-def browser_ready() -> None:
-    if chromium_binary() is None:
-        if os.environ.get("CI"):
-            pytest.fail("no chromium on PATH: .ci/run must install it (apt-get install -y chromium)")
-        pytest.skip("no chromium on PATH (apt-get install -y chromium)")
-
-
-def _shots(tmp_path: Path) -> Path:
-    return Path(os.environ.get("BIORAB_SCREENSHOT_DIR") or tmp_path / "screenshots")
-
-
-def test_runs_page_lists_cells_and_a_trace_shows_its_documents(browser_ready: None, tmp_path: Path,
-                                                              data_dir: Path) -> None:
+def test_runs_page_lists_cells_and_a_trace_shows_its_documents(tmp_path: Path, data_dir: Path) -> None:
+    require_chromium()
     from mlflow.tracing.client import TracingClient
     from mlflow.tracking import MlflowClient
 
@@ -60,22 +48,24 @@ def test_runs_page_lists_cells_and_a_trace_shows_its_documents(browser_ready: No
     assert experiment is not None
     children = [r for r in client.search_runs([experiment.experiment_id]) if "cell_id" in r.data.tags]
     assert len(children) == 6
-    with MlflowUI(store, tmp_path / "ui.log") as base, Chromium(width=1600, height=1000) as page:
-        page.open(base + route)
-        page.wait_for_text([r.info.run_name for r in children] + ["Metrics", "f1", "micro_f1", "macro_f1"],
-                           timeout=90)
+    shots = screenshot_dir(tmp_path)
+    with MlflowUI(store, tmp_path / "ui.log") as base, browser_page(allow=(base,), width=1600) as visit:
+        page = visit.page
+        page.goto(base + route)
+        wait_for_text(page, [r.info.run_name for r in children] + ["Metrics", "f1", "micro_f1", "macro_f1"],
+                      timeout=90)
         for run in children:  # each cell's row shows its dataset and its headline metric
             metric = PRIMARY_METRIC[run.data.params["task"]]
             row = page.evaluate(ROW_TEXT % run.info.run_id).split("\n")
             assert run.info.run_name in row and run.data.params["dataset"] in row, row
             assert f"{run.data.metrics[metric]:g}" in row, (metric, row)
-        page.screenshot(_shots(tmp_path) / "mlflow-runs.png")
+        page.screenshot(path=str(shots / "mlflow-runs.png"))
         page.evaluate(SCROLL_RIGHT)  # the CI tags are the table's last columns
         for run in children:
             metric = PRIMARY_METRIC[run.data.params["task"]]
             shown = ROW_TEXT % run.info.run_id
             ci = json.dumps(run.data.tags[f"ci.{metric}"])
-            row = page.wait_for(f"{shown}.includes({ci}) && {shown}", timeout=20)
+            row = page.wait_for_function(f"{shown}.includes({ci}) && {shown}", timeout=20_000).json_value()
             assert run.data.tags[f"ci.{metric}"] in row, (metric, row)
 
         cell = next(r for r in children if r.data.params["retriever"] == "bm25"
@@ -86,13 +76,13 @@ def test_runs_page_lists_cells_and_a_trace_shows_its_documents(browser_ready: No
         spans = {s.name: s for s in trace.data.spans}
         (doc,) = spans["retrieve"].outputs
         question = json.loads(json.dumps(spans[cell.info.run_name].inputs))["input"]
-        page.open(f"{base}/#/experiments/{experiment.experiment_id}/runs/{cell.info.run_id}/traces"
+        page.goto(f"{base}/#/experiments/{experiment.experiment_id}/runs/{cell.info.run_id}/traces"
                   "?workflowType=machine_learning")
-        page.wait_for_text([question[:60]], timeout=60)
+        wait_for_text(page, [question[:60]], timeout=60)
         assert page.evaluate(CLICK_ROW % json.dumps(question[:60]))
-        page.wait_for_text(["Spans", "retrieve", "generate", "parse"], timeout=30)
+        wait_for_text(page, ["Spans", "retrieve", "generate", "parse"], timeout=30)
         assert page.evaluate(CLICK_SPAN)
-        text = page.wait_for_text(["Outputs", doc["page_content"][:40], doc["metadata"]["doc_uri"]],
-                                  timeout=30)
+        text = wait_for_text(page, ["Outputs", doc["page_content"][:40], doc["metadata"]["doc_uri"]],
+                             timeout=30)
         assert "query" in text
-        page.screenshot(_shots(tmp_path) / "mlflow-trace.png")
+        page.screenshot(path=str(shots / "mlflow-trace.png"))

@@ -1,0 +1,174 @@
+"""`biorab explore` at the size of the testbeds grid: build time, and the page's load, filter and open times
+in headless Chromium.
+
+The run is the grid of ``jobs/testbeds.yaml`` (6 datasets × 7 corpora = 42 cells) on the fake backend with
+``--limit 1000`` (about 34k rows), into a local output folder with a local MLflow store (the job's server
+address and GPU resources are replaced by the defaults). Rows already on disk are reused (``--fresh`` starts
+over). Then:
+
+- build: `biorab.explorer.write_explorer` on the run folder, timed in this process (wall and CPU seconds
+  per 10k rows: on a loaded machine the CPU time is the steadier figure);
+- load: the system Chromium (Playwright, by its path; every non-``file:`` request aborted) opens
+  ``explorer/index.html`` from disk; the time from navigation start to the list with its counts (every
+  index chunk loaded, the rows decoded, the first filter pass done), as the page measures it;
+- filter: each filter applied through the page's own controls, ``--repeat`` times; the page measures from
+  the change event to the counts and the first page of the list drawn (median and max);
+- open: one instance opened (its detail chunk loaded, its cells drawn side by side), wall time.
+
+    python bench/explorer.py                    # in-process run (--no-ray), then build and browse
+    python bench/explorer.py --ray              # the run on local Ray instead
+    python bench/explorer.py --reuse            # a finished run on disk as it is: build and browse only
+
+It prints the CPU flags, the core count and the load average first: timings on a shared machine vary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+JOB = REPO / "jobs" / "testbeds.yaml"
+# (filter, how to set it) through the page's controls; the attribution filters are disabled (and not timed)
+# until the run writes attribution: every filter costs the same one pass over the rows.
+SELECTS = ("dataset", "cell", "probe", "verdict", "flip")
+CHECKS = ("parse", "error", "misled", "leaked", "corrupted", "copied")
+
+
+def machine() -> str:
+    from biorab.generation.hf_dtype import cpu_flags
+
+    shown = " ".join(sorted(f for f in cpu_flags() if f in {"avx2", "avx512f", "avx512_bf16", "amx_tile"}))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"CPU: {os.cpu_count()} cores; flags: {shown or '(none of avx2 avx512f avx512_bf16 amx_tile)'}; " \
+           f"load average {load}"
+
+
+def run_grid(out: Path, *, limit: int, ray: bool, fresh: bool) -> tuple[Path, float]:
+    config = yaml.safe_load(JOB.read_text(encoding="utf-8"))
+    config.update(output_dir=str(out), backend={"name": "fake"}, tracking={"experiment": "bench-explorer"})
+    config.pop("resources", None)
+    path = out / "testbeds-fake.yaml"
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    cmd = [sys.executable, "-m", "biorab.cli.main", "run", str(path), "--limit", str(limit), "--no-fetch",
+           "--ray" if ray else "--no-ray", "--fresh" if fresh else "--resume"]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return out / config["name"], time.perf_counter() - started
+
+
+def browse(index: Path, repeat: int) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.browser import FLAGS, chromium_binary
+
+    binary = chromium_binary()
+    if binary is None:
+        sys.exit("no chromium on PATH (apt-get install -y chromium)")
+    found: dict[str, Any] = {"filters": {}}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=binary, args=FLAGS, headless=True)
+        context = browser.new_context(viewport={"width": 1500, "height": 1000})
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
+        page = context.new_page()
+        started = time.perf_counter()
+        page.goto(index.as_uri())
+        page.wait_for_selector("body[data-ready='1']", timeout=300_000)
+        found["load_wall_ms"] = (time.perf_counter() - started) * 1000
+        found["load_ms"] = float(page.get_attribute("body", "data-ready-ms") or "nan")
+        found["status"] = page.text_content("#status")
+        for name in (*SELECTS, *CHECKS):
+            times = _time_filter(page, name, repeat)
+            if times:
+                found["filters"][name] = times
+        page.goto(index.as_uri())
+        page.wait_for_selector("body[data-ready='1']", timeout=300_000)
+        middle = page.locator("li.instance a.open").nth(50)
+        started = time.perf_counter()
+        middle.click()
+        page.wait_for_selector(".cell-column", timeout=60_000)
+        found["open_ms"] = (time.perf_counter() - started) * 1000
+        found["open_cells"] = page.locator(".cell-column").count()
+        browser.close()
+    return found
+
+
+def _time_filter(page: Any, name: str, repeat: int) -> list[float]:
+    """The page's own times (ms) for setting filter `name` and clearing it again, `repeat` times each."""
+    control = page.locator(f"[name={name}]")
+    if control.is_disabled():
+        return []
+    times = []
+    for _ in range(repeat):
+        for setting in (True, False):
+            before = int(page.get_attribute("body", "data-filters") or 0)
+            if name in SELECTS:
+                value = page.eval_on_selector(f"select[name={name}]", "s => s.options[1].value")
+                page.select_option(f"select[name={name}]", value if setting else "")
+            elif setting:
+                page.check(f"input[name={name}]")
+            else:
+                page.uncheck(f"input[name={name}]")
+            page.wait_for_function(f"Number(document.body.dataset.filters) > {before}")
+            times.append(float(page.get_attribute("body", "data-filter-ms") or "nan"))
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("/tmp/biorab-bench-explorer"), help="run folder root")
+    ap.add_argument("--limit", type=int, default=1000, help="instances per dataset")
+    ap.add_argument("--ray", action="store_true", help="run on local Ray (default: in-process)")
+    ap.add_argument("--fresh", action="store_true", help="recompute the rows even when they are on disk")
+    ap.add_argument("--reuse", action="store_true", help="skip the run when its summary.json is on disk")
+    ap.add_argument("--repeat", type=int, default=5, help="times each filter is set and cleared")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    from biorab.cli.process_env import apply_process_env_defaults
+    from biorab.explorer import write_explorer
+
+    apply_process_env_defaults()
+    print(machine())
+    reused = args.out / yaml.safe_load(JOB.read_text(encoding="utf-8"))["name"]
+    if args.reuse and (reused / "summary.json").is_file():
+        run_dir = reused
+        print(f"run: {run_dir} reused as it is on disk")
+    else:
+        run_dir, run_s = run_grid(args.out, limit=args.limit, ray=args.ray, fresh=args.fresh)
+        where = "local Ray" if args.ray else "in-process"
+        print(f"run: {run_dir} ({where}, --limit {args.limit}) in {run_s:.1f} s")
+    cpu = time.process_time()
+    build = write_explorer(run_dir)
+    cpu = time.process_time() - cpu
+    size = sum(f.stat().st_size for f in (run_dir / "explorer").rglob("*") if f.is_file())
+    shards = len(list(run_dir.glob("cells/*/part-*.parquet")))
+    print(f"build: {build.rows} rows ({shards} row shards), {build.instances} instances, {build.cells} "
+          f"cells, {build.index_chunks} index + {build.detail_chunks} detail chunks, {size / 1e6:.1f} MB, in "
+          f"{build.seconds:.1f} s wall, {cpu:.1f} s CPU = {build.seconds / build.rows * 10_000:.2f} s wall, "
+          f"{cpu / build.rows * 10_000:.2f} s CPU per 10k rows")
+    found = browse(build.index_html, args.repeat)
+    print(f"page load (navigation start → list and counts): {found['load_ms']:.0f} ms "
+          f"(wall {found['load_wall_ms']:.0f} ms); {found['status']}")
+    for name, times in found["filters"].items():
+        print(f"filter {name:<10} median {statistics.median(times):6.1f} ms, max {max(times):6.1f} ms "
+              f"({len(times)} changes)")
+    skipped = [n for n in (*SELECTS, *CHECKS) if n not in found["filters"]]
+    if skipped:
+        print(f"not timed (disabled: no evidence attribution in this run): {', '.join(skipped)}")
+    print(f"open one instance ({found['open_cells']} cells side by side): {found['open_ms']:.0f} ms wall")
+    print(machine())
+
+
+if __name__ == "__main__":
+    main()
