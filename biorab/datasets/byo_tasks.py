@@ -64,6 +64,7 @@ class RowConverter:
         name: str,
     ) -> None:
         self.task, self.map, self.labels, self.label_map, self.name = task, fields, labels, label_map, name
+        self.kind = get_task(task)
         forms: dict[str, Callable[[SourceRow], Converted]] = {
             "triples": self._triples,
             "pair": self._link,
@@ -71,7 +72,7 @@ class RowConverter:
             "choices": self._qa,
             "premise_hypothesis": self._nli,
         }
-        form = get_task(task).row_form
+        form = self.kind.row_form
         if form not in forms:
             raise ValueError(f"task {task!r} declares row form {form!r}; known forms: {', '.join(forms)}")
         self.convert = forms[form]
@@ -85,7 +86,9 @@ class RowConverter:
         if not label.strip():
             raise row.error("empty value", field)
         allowed = allowed if allowed is not None else self.labels
-        return check_label(row, field, label, allowed, self.name) if allowed is not None else label
+        for name in self.kind.label_names(label) if allowed is not None else ():
+            check_label(row, field, name, allowed, self.name)  # each label a (multi-label) answer names
+        return label
 
     def _extras(self, row: SourceRow, roles: Sequence[str]) -> dict[str, Any]:
         # Optional roles: copied when mapped explicitly or present under their own name.

@@ -32,10 +32,10 @@ class SplitStats:
 
 def label_counts(examples: Iterable[Example]) -> dict[str, int]:
     """Label frequencies, most frequent first (ties by label); what counts is the task's
-    (`TaskType.count_keys`: triples count their relations)."""
+    (`TaskType.label_names`: triples count their relations)."""
     counts: Counter[str] = Counter()
     for example in examples:
-        counts.update(get_task(example.task).count_keys(example.label))
+        counts.update(get_task(example.task).label_names(example.label))
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 

@@ -5,7 +5,7 @@ never branches on its name:
 
 - its label space: whether the answer is one label of a closed list (`closed`), whether every gold label
   lies in the template's list (`labels_fixed`), the label set an instance is parsed with (`parse_labels`),
-  what a label-frequency table counts (`count_keys`);
+  the names of its label space a gold label uses (`label_names`: label frequencies, bring-your-own checks);
 - its template family (`templates`: the generic templates of a bring-your-own dataset of this task),
   its output constraint (`constraint`), stop sequences and training target (`format_target`);
 - its parser, one rule per parser mode (`parse_robust`, `parse_strict`);
@@ -166,8 +166,9 @@ class TaskType:
             return f"gold label {gold!r} is not in the label set {list(labels)}"
         return None
 
-    def count_keys(self, label: str) -> list[str]:
-        """What a label-frequency table counts for one gold label: the label itself."""
+    def label_names(self, label: str) -> list[str]:
+        """The names of the label space a gold label uses (a label-frequency table counts them, a
+        bring-your-own row's label is checked name by name): the label itself."""
         return [label]
 
     # ---- answers as item sets, error types

@@ -118,7 +118,7 @@ class TripleExtraction(TaskType):
             return str(e)
         return None
 
-    def count_keys(self, label: str) -> list[str]:
+    def label_names(self, label: str) -> list[str]:
         """The relation of each triple (a label-frequency table counts relations)."""
         return [line.split("|")[1] for line in label.split("\n") if line]
 
@@ -129,7 +129,7 @@ class TripleExtraction(TaskType):
         for scoring (`biorab.metrics.triples.parse_triples`: lower-cased, stripped, whitespace collapsed);
         a repeated triple counts once, an empty or unparsed (``None``) label is the empty set.
 
-        >>> sorted(TripleExtraction().answer_items("Aspirin | effect |  Rash\\\\naspirin|effect|rash"))
+        >>> sorted(TripleExtraction().answer_items("Aspirin | effect |  Rash\\naspirin|effect|rash"))
         ['aspirin|effect|rash']
 
         Raises:
