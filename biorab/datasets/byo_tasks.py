@@ -86,8 +86,9 @@ class RowConverter:
         if not label.strip():
             raise row.error("empty value", field)
         allowed = allowed if allowed is not None else self.labels
-        for name in self.kind.label_names(label) if allowed is not None else ():
-            check_label(row, field, name, allowed, self.name)  # each label a (multi-label) answer names
+        if allowed is not None:
+            for name in self.kind.label_names(label):  # each label a (multi-label) answer names
+                check_label(row, field, name, allowed, self.name)
         return label
 
     def _extras(self, row: SourceRow, roles: Sequence[str]) -> dict[str, Any]:
