@@ -42,8 +42,9 @@ DATASET_TASKS = {
 }  # fmt: skip
 
 
-def test_tasks_registry_has_the_five_tasks() -> None:
-    assert TASKS.names() == sorted(["triple_extraction", "link_prediction", "classification", "qa", "nli"])
+def test_tasks_registry_has_the_papers_five_tasks() -> None:
+    # the paper's five; a bring-your-own task adds its own line
+    assert {"triple_extraction", "link_prediction", "classification", "qa", "nli"} <= set(TASKS.names())
     assert get_task("qa").name == "qa"
     with pytest.raises(UnknownNameError, match="did you mean|Did you mean"):
         get_task("clasification")
