@@ -18,7 +18,7 @@ never branches on its name:
 
 The base class is a closed-label task (one label of a list); each task type is one module of this package
 registered by one line in `biorab.registry.TASKS` (``"module:Class"``, imported on first use). The base
-imports the parsing, metrics and template helpers inside its methods: this module is imported wherever a
+imports the parsing and metrics helpers inside its methods: this module is imported wherever a
 template is, and stays light until a task is used (the task modules import them at the top).
 Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`), not here.
 """
