@@ -35,6 +35,17 @@ QA_OPTION_LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 # NLI (BioNLI's published labels).
 BIONLI_LABELS: tuple[str, ...] = ("entailment", "contradiction")
 
+# The negative-awareness probe (`biorab.tasks.awareness_probe`).
+#: The probe's answer meaning "the retrieved example is negative". The probe instruction (the original's,
+#: verbatim) says "If it is negative, please output False; if it is not negative, please output True".
+#: `biorab.metrics.negative_awareness` and the pipeline read this one definition, so probe outputs are
+#: scored with the convention the probe asked for.
+AWARENESS_NEGATIVE = "False"
+#: The probe's answer meaning "the retrieved example is not negative".
+AWARENESS_NOT_NEGATIVE = "True"
+#: The probe's closed answer set.
+AWARENESS_LABELS: tuple[str, ...] = (AWARENESS_NOT_NEGATIVE, AWARENESS_NEGATIVE)
+
 # Triple-extraction relation sets and closed label sets, by dataset registry name.
 RELATIONS: dict[str, tuple[str, ...]] = {
     "ade": ADE_RELATIONS,
@@ -50,14 +61,8 @@ LABELS: dict[str, tuple[str, ...]] = {
     "bionli": BIONLI_LABELS,
 }
 
-DATASET_TASKS: dict[str, str] = {
-    "ade": "triple_extraction",
-    "chemprot": "triple_extraction",
-    "git": "triple_extraction",
-    "pharmkg": "link_prediction",
-    "hetionet": "link_prediction",
-    "ade_corpus_v2": "classification",
-    "semclass": "classification",
-    "medmcqa": "qa",
-    "bionli": "nli",
-}
+
+
+def dataset_labels(dataset: str) -> tuple[str, ...] | None:
+    """The closed label set of a dataset (the relation set for triple extraction), if it has one."""
+    return LABELS.get(dataset) or RELATIONS.get(dataset)

@@ -10,7 +10,6 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-TASK_NAMES: tuple[str, ...] = ("triple_extraction", "link_prediction", "classification", "qa", "nli")
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 
 
@@ -33,7 +32,7 @@ class Example:
 
     Attributes:
         id: stable id, unique within (dataset, split), e.g. ``"ade/test/17"``.
-        task: one of `TASK_NAMES`.
+        task: a registered task type (`biorab.registry.TASKS`).
         dataset: registry name of the dataset (``"ade"``, ``"medmcqa"``...).
         split: ``train``, ``dev`` or ``test``.
         text: the instance's input as one string; this is the retrieval *key* for training items and the

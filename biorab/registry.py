@@ -105,7 +105,15 @@ def _registry(kind: str, package: str) -> Registry[Any]:
 
 
 DATASETS: Registry[Any] = _registry("dataset", "biorab.datasets")
-TASKS: Registry[Any] = _registry("task", "biorab.tasks")
+#: Task types (`biorab.tasks.task_types.TaskType`): one module each, one line each. A new task is its module
+#: (with its tests) and its line here; generic code asks the task, never its name.
+TASKS: Registry[Any] = Registry("task")
+TASKS.add_lazy("triple_extraction", "biorab.tasks.triples:TripleExtraction")
+TASKS.add_lazy("link_prediction", "biorab.tasks.link_prediction:LinkPrediction")
+TASKS.add_lazy("classification", "biorab.tasks.classification:Classification")
+TASKS.add_lazy("qa", "biorab.tasks.qa:QuestionAnswering")
+TASKS.add_lazy("nli", "biorab.tasks.nli:NaturalLanguageInference")
+TASKS.add_lazy("multilabel_classification", "biorab.tasks.multilabel:MultiLabelClassification")
 PARSERS: Registry[Any] = _registry("parser", "biorab.parsing")
 METRICS: Registry[Any] = _registry("metric", "biorab.metrics")
 CORPORA: Registry[Any] = _registry("corpus", "biorab.corpora")
@@ -126,6 +134,17 @@ for _method in ("detect_correct", "llm_label"):
 CONFIG_SECTIONS: Registry[Any] = Registry("config section")
 CONFIG_SECTIONS.add_lazy("drugmech", "biorab.drugmech.experiment.spec:DrugMechSpec")
 CONFIG_SECTIONS.add_lazy("retrieval.filter", "biorab.learn.hit_filter:HitFilterSpec")
+
+
+
+def dataset_task(name: str) -> str | None:
+    """The task a registered dataset's loader declares (its class attribute ``task``); ``None`` for an
+    unknown name and for a loader whose task is a parameter (``byo``)."""
+    if name not in DATASETS:
+        return None
+    task = getattr(DATASETS.get(name), "task", None)
+    return task if isinstance(task, str) else None
+
 
 ALL_REGISTRIES: dict[str, Registry[Any]] = {
     "datasets": DATASETS,

@@ -10,7 +10,7 @@ from biorab.errors import BioRABError
 from biorab.generation.base import SamplingParams
 from biorab.ral import Answer, AnswerOptions, RALParts, Stores, assemble
 from biorab.records import Example, Hit
-from biorab.tasks import AWARENESS_NEGATIVE
+from biorab.tasks import AWARENESS_NEGATIVE, get_task
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
 from serve.config import ServeConfig
 from serve.errors import ApiError
@@ -41,9 +41,9 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
     if req_dataset is not None and req_dataset != cfg.dataset:
         raise ApiError(422, f"field 'dataset': this RAL serves dataset {cfg.dataset!r}, not {req_dataset!r}",
                        param="dataset")
-    if labels is not None and task == "triple_extraction":
-        raise ApiError(422, "field 'labels': a label space applies to closed tasks, not triple extraction",
-                       param="labels")
+    if labels is not None and not get_task(task).closed:
+        raise ApiError(422, "field 'labels': a label space applies to closed tasks, not "
+                       f"{get_task(task).title}", param="labels")
     if k is not None and k > cfg.limits.max_k:
         raise ApiError(422, f"field 'k': at most {cfg.limits.max_k}", param="k")
     if k is not None and not cfg.retrieval.retrieves:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from biorab.metrics import PairedComparison, ScoreReport
 
 TaskOption = Annotated[
-    str, typer.Option("--task", help="triple_extraction, link_prediction, classification, qa or nli.")
+    str, typer.Option("--task", help="A registered task, as `biorab ls tasks` lists them.")
 ]
 ParserOption = Annotated[
     str, typer.Option("--parser", help="Parser mode: strict_original (the original scripts) or robust.")

@@ -92,7 +92,8 @@ class LedgerEntry:
         original: the gold label of the training example.
         corrupted: the value the corpus holds instead (``None`` when the value was removed).
         how: ``relation`` / ``tail`` (triples), ``label`` (link prediction), ``other_class``
-            (classification, NLI), ``option`` (QA) or ``value_removed`` (unlabeled).
+            (classification, NLI), ``option`` (QA), another task's own (its `wrong_label`: ``swap`` /
+            ``drop`` for multi-label) or ``value_removed`` (unlabeled).
     """
 
     item_id: str

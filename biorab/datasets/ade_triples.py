@@ -12,6 +12,7 @@ from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import sentence_example, split_triple
 from biorab.labels import ADE_RELATIONS
 from biorab.registry import DATASETS
+from biorab.tasks.triples import TripleExtraction
 
 
 @DATASETS.register("ade")
@@ -19,7 +20,7 @@ class AdeDataset(Dataset):
     """ADE triples from ``{"text": sentence, "label": "head|relation|tail"}`` JSONL files."""
 
     name = "ade"
-    task = "triple_extraction"
+    task = TripleExtraction.name
     files = {"train": "ade/triplet_extraction_ade_train.json", "test": "ade/test.derived.jsonl"}
 
     def convert(self, row: SourceRow) -> Converted:

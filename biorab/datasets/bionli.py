@@ -28,6 +28,8 @@ DEFAULT_FILES: dict[SplitName, str] = {
 class BioNLIDataset(ByoDataset):
     """BioNLI in its published premise/hypothesis/label format, labels per `biorab.labels.BIONLI_LABELS`."""
 
+    task = "nli"  # declared on the class as the staged loaders do (`biorab.registry.dataset_task`)
+
     class Params(Params):  # the preset takes fewer options than byo
         files: dict[SplitName, str] | None = None
         format: FileFormat | None = None
@@ -40,7 +42,7 @@ class BioNLIDataset(ByoDataset):
         preset = params or BioNLIDataset.Params()
         byo = ByoDataset.Params(
             name="bionli",
-            task="nli",
+            task=BioNLIDataset.task,
             files=preset.files or DEFAULT_FILES,
             format=preset.format,
             fields=preset.fields,

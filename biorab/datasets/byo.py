@@ -26,10 +26,9 @@ from biorab.datasets.byo_tasks import FieldMap, RowConverter
 from biorab.datasets.readers import SourceRow, read_delimited, read_json_records, read_jsonl
 from biorab.errors import DataError
 from biorab.params import Params
-from biorab.registry import DATASETS
+from biorab.registry import DATASETS, TASKS
 
 SplitName = Literal["train", "dev", "test"]
-TaskName = Literal["triple_extraction", "link_prediction", "classification", "qa", "nli"]
 FileFormat = Literal["jsonl", "json", "csv", "tsv"]
 
 
@@ -60,12 +59,20 @@ class ByoDataset(Dataset):
 
     class Params(Params):
         name: str = Field(default="byo", pattern=r"^[A-Za-z0-9_.-]+$")
-        task: TaskName
+        #: a registered task (`biorab.registry.TASKS`); its `row_form` says how a row becomes an instance.
+        task: str
         files: dict[SplitName, str]
         format: FileFormat | None = None
         fields: FieldMap = FieldMap()
         labels: tuple[str, ...] | None = None
         label_map: dict[str, str] = {}
+
+        @field_validator("task")
+        @classmethod
+        def _known_task(cls, task: str) -> str:
+            if task not in TASKS:
+                raise ValueError(f"unknown task {task!r}; use one of {', '.join(TASKS.names())}")
+            return task
 
         @field_validator("files")
         @classmethod

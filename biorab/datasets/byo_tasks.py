@@ -1,14 +1,17 @@
-"""How a bring-your-own row becomes an `Example`, per declared task.
+"""How a bring-your-own row becomes an `Example`, by the row form its task declares (`TaskType.row_form`).
 
 A `FieldMap` names the source field of each role; a role left unset reads the field of the same name
-(``premise`` reads ``"premise"``), and ``text`` defaults to ``"text"``. The `Example.text` each task builds:
+(``premise`` reads ``"premise"``), and ``text`` defaults to ``"text"``. The `Example.text` each form builds:
 
-- triple_extraction: the sentence; label ``head|relation|tail`` (several joined by ``\\n``), from the
-  label field (a string, or a list of ``[head, relation, tail]``) or from mapped head/relation/tail fields;
-- link_prediction: ``"What is the relationship between <head> and <tail> ?"`` (or a mapped text field);
-- classification: the text field;
-- qa: ``"Question: <q>\\n Choices: (A) ..; (B) .."`` with the label ``"(A)"``.. (``"A"`` is accepted);
-- nli: ``"Premise: <premise>\\nHypothesis: <hypothesis>"``.
+- ``triples`` (triple extraction): the sentence; label ``head|relation|tail`` (several joined by
+  ``\\n``), from the label field (a string, or a list of ``[head, relation, tail]``) or from mapped
+  head/relation/tail fields;
+- ``pair`` (link prediction): ``"What is the relationship between <head> and <tail> ?"`` (or a mapped text
+  field);
+- ``text`` (classification): the text field;
+- ``choices`` (QA): ``"Question: <q>\\n Choices: (A) ..; (B) .."`` with the label ``"(A)"``.. (``"A"`` is
+  accepted);
+- ``premise_hypothesis`` (NLI): ``"Premise: <premise>\\nHypothesis: <hypothesis>"``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from biorab.datasets.medmcqa import qa_text
 from biorab.datasets.readers import SourceRow
 from biorab.labels import QA_OPTION_LETTERS
 from biorab.params import Params
+from biorab.tasks import get_task
 
 
 class FieldMap(Params):
@@ -60,14 +64,18 @@ class RowConverter:
         name: str,
     ) -> None:
         self.task, self.map, self.labels, self.label_map, self.name = task, fields, labels, label_map, name
-        handlers: dict[str, Callable[[SourceRow], Converted]] = {
-            "triple_extraction": self._triples,
-            "link_prediction": self._link,
-            "classification": self._classification,
-            "qa": self._qa,
-            "nli": self._nli,
+        self.kind = get_task(task)
+        forms: dict[str, Callable[[SourceRow], Converted]] = {
+            "triples": self._triples,
+            "pair": self._link,
+            "text": self._classification,
+            "choices": self._qa,
+            "premise_hypothesis": self._nli,
         }
-        self.convert = handlers[task]
+        form = self.kind.row_form
+        if form not in forms:
+            raise ValueError(f"task {task!r} declares row form {form!r}; known forms: {', '.join(forms)}")
+        self.convert = forms[form]
 
     def _label(self, row: SourceRow, allowed: Sequence[str] | None = None) -> str:
         field = self.map.source("label")
@@ -78,7 +86,10 @@ class RowConverter:
         if not label.strip():
             raise row.error("empty value", field)
         allowed = allowed if allowed is not None else self.labels
-        return check_label(row, field, label, allowed, self.name) if allowed is not None else label
+        if allowed is not None:
+            for name in self.kind.label_names(label):  # each label a (multi-label) answer names
+                check_label(row, field, name, allowed, self.name)
+        return label
 
     def _extras(self, row: SourceRow, roles: Sequence[str]) -> dict[str, Any]:
         # Optional roles: copied when mapped explicitly or present under their own name.

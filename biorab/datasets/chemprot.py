@@ -15,6 +15,7 @@ from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import join_triple, sentence_example
 from biorab.labels import CHEMPROT_RELATIONS
 from biorab.registry import DATASETS
+from biorab.tasks.triples import TripleExtraction
 
 
 @DATASETS.register("chemprot")
@@ -22,7 +23,7 @@ class ChemProtDataset(Dataset):
     """ChemProt triples from ``{"text", "triple_list": [[chemical, relation, gene]]}`` items."""
 
     name = "chemprot"
-    task = "triple_extraction"
+    task = TripleExtraction.name
     file_format = "json_array"
     files = {
         "train": "chemprot/train_triples.json",

@@ -12,6 +12,7 @@ from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import join_triple, sentence_example
 from biorab.labels import GIT_RELATIONS
 from biorab.registry import DATASETS
+from biorab.tasks.triples import TripleExtraction
 
 _FIELDS = ("SUBJECT_TEXT", "PREDICATE", "OBJECT_TEXT")
 
@@ -21,7 +22,7 @@ class GitDataset(Dataset):
     """GIT triples from ``{"PREDICATE", "SUBJECT_TEXT", "OBJECT_TEXT", "SENTENCE"}`` JSONL files."""
 
     name = "git"
-    task = "triple_extraction"
+    task = TripleExtraction.name
     files = {
         "train": "git/renew_triplet_T_train.jsonl",
         "dev": "git/renew_triplet_T_dev.jsonl",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.records import Example
+from biorab.tasks import get_task
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,11 @@ class SplitStats:
 
 
 def label_counts(examples: Iterable[Example]) -> dict[str, int]:
-    """Label frequencies, most frequent first (ties by label); triples count their relations."""
+    """Label frequencies, most frequent first (ties by label); what counts is the task's
+    (`TaskType.label_names`: triples count their relations)."""
     counts: Counter[str] = Counter()
     for example in examples:
-        if example.task == "triple_extraction":
-            counts.update(line.split("|")[1] for line in example.label.split("\n") if line)
-        else:
-            counts[example.label] += 1
+        counts.update(get_task(example.task).label_names(example.label))
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 

@@ -19,6 +19,7 @@ from biorab.learn.records import InstructionRecord
 from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Hit
 from biorab.retrieval.selection import Selection
+from biorab.tasks import get_task
 
 if TYPE_CHECKING:
     from biorab.ral.assembly import RALParts
@@ -116,8 +117,8 @@ def check_label_space(examples: Sequence[Example], template: object, source: Tra
     """Fail before training when the data's labels do not fit the template's label set."""
     labels: tuple[str, ...] = getattr(template, "labels", ())
     task: str = getattr(template, "task", "")
-    if task in ("triple_extraction", "qa") or not labels:
-        return  # open label sets; triples are checked relation by relation in `format_target`
+    if not labels or not get_task(task).labels_fixed:
+        return  # labels that vary per instance (QA options); triples are checked in `format_target`
     bad = sorted({ex.label for ex in examples if ex.label not in labels})
     if bad:
         raise DataError(

@@ -10,19 +10,12 @@ docs/methods.md ("Prompts").
 from __future__ import annotations
 
 from biorab.records import CorpusItem, Prompt
+from biorab.tasks.task_types import get_task
 from biorab.tasks.template import Template
 from biorab.tasks.wrappers import inference_prompt
 
 #: Bumped whenever a prompt below changes; it enters the stored transformed corpus's key.
 PROMPT_VERSION = "methods-prompts/v1"
-
-TASK_NAMES: dict[str, str] = {
-    "triple_extraction": "triple extraction",
-    "link_prediction": "link prediction",
-    "classification": "text classification",
-    "qa": "question answering",
-    "nli": "natural language inference",
-}
 
 #: §4.3.1, verbatim, with "text classification" replaced by the item's task name.
 DETECT_INSTRUCTION = (
@@ -56,7 +49,7 @@ def _sentence(text: str) -> str:
 
 
 def _task_name(template: Template) -> str:
-    return TASK_NAMES.get(template.task, template.task.replace("_", " "))
+    return get_task(template.task).title
 
 
 def detect_prompt(template: Template, item: CorpusItem) -> Prompt:

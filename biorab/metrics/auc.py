@@ -13,7 +13,6 @@ from collections.abc import Callable
 import numpy as np
 
 from biorab.metrics.base import Metric
-from biorab.metrics.classification import LABEL_TASKS
 from biorab.metrics.confusion import LabelTable
 from biorab.metrics.curves import area_under_roc, average_precision, curve, rank_label
 from biorab.registry import METRICS
@@ -44,7 +43,6 @@ def average_precision_binary(
 
 
 class _OneVsRest(Metric[LabelTable]):
-    tasks = LABEL_TASKS
     area: Callable[[np.ndarray, np.ndarray], float]
 
     def skip_reason(self, table: LabelTable) -> str | None:

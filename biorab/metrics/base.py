@@ -44,12 +44,12 @@ TableT = TypeVar("TableT", contravariant=True)
 class Metric(ABC, Generic[TableT]):
     """One metric, registered in `biorab.registry.METRICS` under `name`.
 
-    Subclasses set `name` and `tasks` and implement `compute`. `compute` returns ``nan`` when the metric is
-    undefined on that (re-weighted) table; `skip_reason` says why a metric cannot be computed at all.
+    Subclasses set `name` and implement `compute` (a task type lists the metrics it reports). `compute`
+    returns ``nan`` when the metric is undefined on that (re-weighted) table; `skip_reason` says why a
+    metric cannot be computed at all.
     """
 
     name: ClassVar[str]
-    tasks: ClassVar[frozenset[str]]
 
     class Params(BaseParams):
         """Metrics take no options; the nested model keeps `biorab.build.build` uniform."""

@@ -7,7 +7,6 @@ from biorab.metrics.base import FailureTable, Metric
 from biorab.metrics.confusion import LabelTable, accuracy, macro_average, weighted_average
 from biorab.registry import METRICS
 
-LABEL_TASKS: frozenset[str] = frozenset({"link_prediction", "classification", "qa", "nli"})
 _STATISTICS = ("precision", "recall", "f1")
 
 
@@ -16,7 +15,6 @@ class Accuracy(Metric[LabelTable]):
     """Share of instances whose predicted label equals the gold label (a parse failure is wrong)."""
 
     name = "accuracy"
-    tasks = LABEL_TASKS
 
     def compute(self, table: LabelTable) -> float:
         return accuracy(table.confusion)
@@ -27,7 +25,6 @@ class _Averaged(Metric[LabelTable]):
 
     average: str
     statistic: str
-    tasks = LABEL_TASKS
 
     def compute(self, table: LabelTable) -> float:
         if self.average == "micro":
@@ -64,7 +61,6 @@ class ParseFailureRate(Metric[FailureTable]):
     """Share of instances whose model output could not be parsed (any task)."""
 
     name = "parse_failure_rate"
-    tasks = LABEL_TASKS | {"triple_extraction"}
 
     def compute(self, table: FailureTable) -> float:
         total = float(table.weights.sum())

@@ -5,9 +5,8 @@ accuracy, the awareness answer convention, and the leak share. Only names shown 
 
 from __future__ import annotations
 
-#: Single-label tasks: one gold and one predicted label per instance, so every instance adds one to the
-#: micro-averaged true positives or one false positive and one false negative; micro P = R = F1 = accuracy.
-SINGLE_LABEL_TASKS: frozenset[str] = frozenset({"link_prediction", "classification", "qa", "nli"})
+from biorab.registry import TASKS
+
 #: The metric keys of a single-label task that equal its accuracy (the unprefixed ones are micro).
 EQUAL_TO_ACCURACY: frozenset[str] = frozenset(
     {"precision", "recall", "f1", "micro_precision", "micro_recall", "micro_f1"}
@@ -33,13 +32,24 @@ LEAK_SHARE = (
 )
 
 
+def single_label(task: str) -> bool:
+    """True for a single-label task (its task type is `closed`): one gold and one predicted label per
+    instance, so every instance adds one to the micro-averaged true positives or one false positive and one
+    false negative; micro P = R = F1 = accuracy.
+
+    >>> single_label("qa"), single_label("no such task")
+    (True, False)
+    """
+    return task in TASKS and bool(TASKS.get(task).closed)
+
+
 def display_name(task: str, metric: str) -> str:
     """The name a report shows for `metric` of `task`: ``accuracy (micro_f1)`` where it equals accuracy.
 
-    >>> display_name("classification", "micro_f1"), display_name("triple_extraction", "f1")
-    ('accuracy (micro_f1)', 'f1')
+    >>> display_name("classification", "micro_f1"), display_name("qa", "macro_f1")
+    ('accuracy (micro_f1)', 'macro_f1')
     """
-    if task in SINGLE_LABEL_TASKS and metric in EQUAL_TO_ACCURACY:
+    if single_label(task) and metric in EQUAL_TO_ACCURACY:
         return f"accuracy ({metric})"
     return metric
 
@@ -51,6 +61,6 @@ def headline_name(task: str, metric: str) -> str:
     >>> headline_name("link_prediction", "micro_f1"), headline_name("qa", "macro_f1")
     ('accuracy', 'macro f1')
     """
-    if task in SINGLE_LABEL_TASKS and metric in EQUAL_TO_ACCURACY:
+    if single_label(task) and metric in EQUAL_TO_ACCURACY:
         return "accuracy"
     return metric.replace("_", " ")

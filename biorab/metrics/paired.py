@@ -127,7 +127,7 @@ def compare(
     """Compare system B with system A on the same instances.
 
     Args:
-        task: one of `biorab.records.TASK_NAMES`.
+        task: a registered task (`biorab.registry.TASKS`).
         golds: canonical gold labels shared by both systems.
         predictions_a: the baseline's parsed predictions, aligned with `golds`.
         predictions_b: the other system's predictions, aligned with `golds`.
@@ -140,12 +140,12 @@ def compare(
     Raises:
         DataError: misaligned inputs, bad golds, or a metric that does not belong to the task.
     """
-    check_task(task)
+    kind = check_task(task)
     name = metric or PRIMARY_METRIC[task]
     comparable = [m for m in TASK_METRICS[task] if m not in ("auroc", "auprc")]
     if name not in comparable:
         raise DataError(f"metric {name!r} cannot compare {task} predictions; use one of {comparable}")
-    if labels is None and task != "triple_extraction":
+    if labels is None and kind.closed:
         labels = resolve_labels(golds, None)
     table_a = instance_table(task, golds, predictions_a, labels=labels, triple_matching=triple_matching)
     table_b = instance_table(task, golds, predictions_b, labels=labels, triple_matching=triple_matching)

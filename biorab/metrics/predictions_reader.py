@@ -17,7 +17,7 @@ from typing import Any
 
 from biorab.errors import DataError
 from biorab.file_sniffing import is_parquet, json_error_text
-from biorab.records import TASK_NAMES
+from biorab.registry import TASKS
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "gold", "generation")
 
@@ -98,9 +98,9 @@ def _row(value: dict[str, Any], path: Path, line: int, task: str) -> ScoreRow:
             raise DataError(
                 f"expected a string, got {type(value[name]).__name__}", path=path, line=line, field=name
             )
-    if value["task"] not in TASK_NAMES:
+    if value["task"] not in TASKS:
         raise DataError(
-            f"unknown task {value['task']!r}; known tasks: {', '.join(TASK_NAMES)}",
+            f"unknown task {value['task']!r}; known tasks: {', '.join(TASKS.names())}",
             path=path,
             line=line,
             field="task",

@@ -12,14 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from biorab.errors import ConfigError, DataError, UnknownNameError
-from biorab.labels import DATASET_TASKS, LABELS, RELATIONS
+from biorab.labels import dataset_labels
 from biorab.metrics.paired import PairedComparison, compare
 from biorab.metrics.predictions_reader import ScoreRow, read_score_rows
 from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task
 from biorab.metrics.task_scoring import score
-from biorab.metrics.triples import parse_triples
 from biorab.records import Prediction
+from biorab.registry import DATASETS, dataset_task
 
 PARSER_MODES: tuple[str, ...] = ("strict_original", "robust")
 
@@ -38,36 +38,34 @@ def label_set(
     if dataset is not None and labels is not None:
         raise ConfigError("give either --dataset or --labels, not both", key="labels")
     if dataset is not None:
-        if dataset not in DATASET_TASKS:
-            raise UnknownNameError("dataset", dataset, DATASET_TASKS)
-        if DATASET_TASKS[dataset] != task:
-            raise ConfigError(
-                f"dataset {dataset!r} is a {DATASET_TASKS[dataset]} dataset, not {task}", key="dataset"
-            )
-        return RELATIONS[dataset] if task == "triple_extraction" else LABELS[dataset]
+        tasks = _dataset_tasks()
+        if dataset not in tasks:
+            raise UnknownNameError("dataset", dataset, tasks)
+        if tasks[dataset] != task:
+            raise ConfigError(f"dataset {dataset!r} is a {tasks[dataset]} dataset, not {task}", key="dataset")
+        return dataset_labels(dataset)
     if labels is not None:
         cleaned = tuple(label.strip() for label in labels if label.strip())
         if not cleaned:
             raise ConfigError("--labels is empty", key="labels")
         return cleaned
-    return None if task == "triple_extraction" else tuple(sorted({row.gold for row in rows}))
+    return tuple(sorted({row.gold for row in rows})) if check_task(task).closed else None
+
+
+def _dataset_tasks() -> dict[str, str]:
+    """The task of each registered dataset that declares one (all but ``byo``, whose task is a parameter)."""
+    declared = {name: dataset_task(name) for name in DATASETS.names()}
+    return {name: task for name, task in declared.items() if task is not None}
 
 
 def check_golds(path: Path, task: str, rows: Sequence[ScoreRow], labels: tuple[str, ...] | None) -> None:
-    """Raise `DataError` (file, line, field ``gold``) for a malformed triple or a label outside the set."""
+    """Raise `DataError` (file, line, field ``gold``) for a gold the task cannot score (a malformed triple,
+    a label outside the set: `TaskType.gold_error`)."""
+    kind = check_task(task)
     for row in rows:
-        if task == "triple_extraction":
-            try:
-                parse_triples(row.gold)
-            except ValueError as e:
-                raise DataError(str(e), path=path, line=row.line, field="gold") from e
-        elif labels is not None and row.gold not in labels:
-            raise DataError(
-                f"gold label {row.gold!r} is not in the label set {list(labels)}",
-                path=path,
-                line=row.line,
-                field="gold",
-            )
+        error = kind.gold_error(row.gold, labels)
+        if error is not None:
+            raise DataError(error, path=path, line=row.line, field="gold")
 
 
 def parse_rows(
@@ -96,13 +94,14 @@ def load_and_parse(
     labels: Sequence[str] | None = None,
 ) -> tuple[list[ScoreRow], list[Prediction], tuple[str, ...] | None]:
     """Read `path`, check its golds and parse its generations; returns rows, predictions and label set."""
-    check_task(task)
+    kind = check_task(task)
     rows = read_score_rows(path, task=task)
     resolved = label_set(task, rows, dataset=dataset, labels=labels)
     check_golds(Path(path), task, rows, resolved)
-    # QA without a declared label set: the parser accepts every option letter (A-E), so an answer
-    # letter that no gold of the file happens to use is a wrong answer, not a parse failure.
-    parse_labels = None if task == "qa" and dataset is None and labels is None else resolved
+    # A task whose labels vary per instance (QA) without a declared label set: the parser accepts every
+    # option letter (A-E), so an answer letter that no gold of the file happens to use is a wrong answer,
+    # not a parse failure.
+    parse_labels = None if not kind.labels_fixed and dataset is None and labels is None else resolved
     return rows, parse_rows(task, rows, parser=parser, labels=parse_labels), resolved
 
 
@@ -125,7 +124,7 @@ def score_file(
         path, task=task, parser=parser, dataset=dataset, labels=labels
     )
     golds = [row.gold for row in rows]
-    scoring_labels = None if task == "triple_extraction" else resolved
+    scoring_labels = resolved if check_task(task).closed else None
     return score(
         task,
         golds,
@@ -170,7 +169,7 @@ def compare_files(
         aligned_b.append(prediction)
     golds = [row.gold for row in rows_a]
     # Same golds, so both files resolve to the same label set.
-    scoring_labels = None if task == "triple_extraction" else labels_a
+    scoring_labels = labels_a if check_task(task).closed else None
     return compare(
         task,
         golds,

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from biorab.errors import ConfigError, DataError, UnknownNameError
 from biorab.metrics.confusion import LabelTable, label_table
 from biorab.metrics.triples import TRIPLE_MATCHING, Triple, TripleTable, parse_triples, triple_table
-from biorab.records import TASK_NAMES, Prediction
+from biorab.records import Prediction
+from biorab.registry import TASKS
 
 
-def check_task(task: str) -> None:
-    """Raise `UnknownNameError` unless `task` is one of `biorab.records.TASK_NAMES`."""
-    if task not in TASK_NAMES:
-        raise UnknownNameError("task", task, TASK_NAMES)
+def check_task(task: str) -> Any:
+    """The task type registered as `task` (`biorab.registry.TASKS`); `UnknownNameError` listing the
+    registered tasks otherwise."""
+    if task not in TASKS:
+        raise UnknownNameError("task", task, TASKS.names())
+    return TASKS.get(task)()
 
 
 def resolve_labels(golds: Sequence[str], labels: Sequence[str] | None) -> tuple[str, ...]:
@@ -45,23 +49,26 @@ def instance_table(
     labels: Sequence[str] | None = None,
     triple_matching: str = "normalized",
 ) -> LabelTable | TripleTable:
-    """Validate and index one prediction set for `task` (`triple_matching`: see `TRIPLE_MATCHING`)."""
-    check_task(task)
+    """Validate and index one prediction set for `task`: the table its task type's metrics read
+    (`TaskType.instance_table`; `triple_matching`: see `TRIPLE_MATCHING`)."""
+    kind = check_task(task)
     if len(golds) != len(predictions):
         raise DataError(f"{len(golds)} gold labels but {len(predictions)} predictions")
     if not golds:
         raise DataError("nothing to score: no instances")
-    if task == "triple_extraction":
-        if triple_matching not in TRIPLE_MATCHING:
-            raise ConfigError(
-                f"unknown triple matching {triple_matching!r}; use one of {', '.join(TRIPLE_MATCHING)}",
-                key="triple_matching",
-            )
-        return _triples(golds, predictions, triple_matching)
-    return _labels(golds, predictions, resolve_labels(golds, labels))
+    table: LabelTable | TripleTable = kind.instance_table(golds, predictions, labels, triple_matching)
+    return table
 
 
-def _triples(golds: Sequence[str], predictions: Sequence[Prediction], matching: str) -> TripleTable:
+def triple_instance_table(
+    golds: Sequence[str], predictions: Sequence[Prediction], matching: str
+) -> TripleTable:
+    """The `TripleTable` of canonical triple golds and parsed predictions (`matching`: `TRIPLE_MATCHING`)."""
+    if matching not in TRIPLE_MATCHING:
+        raise ConfigError(
+            f"unknown triple matching {matching!r}; use one of {', '.join(TRIPLE_MATCHING)}",
+            key="triple_matching",
+        )
     gold_sets = [_triple_set(g, i, "gold", matching) for i, g in enumerate(golds)]
     predicted: list[frozenset[Triple] | None] = [
         _triple_set(p.label, i, "prediction", matching) if _valid(p) and p.label is not None else None
@@ -77,7 +84,10 @@ def _triple_set(text: str, index: int, field: str, matching: str) -> frozenset[T
         raise DataError(f"instance {index}: {e}", field=field) from e
 
 
-def _labels(golds: Sequence[str], predictions: Sequence[Prediction], labels: tuple[str, ...]) -> LabelTable:
+def label_instance_table(
+    golds: Sequence[str], predictions: Sequence[Prediction], labels: tuple[str, ...]
+) -> LabelTable:
+    """The `LabelTable` of single-label golds (each in `labels`) and parsed predictions."""
     known = set(labels)
     for i, gold in enumerate(golds):
         if gold not in known:

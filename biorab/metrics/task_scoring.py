@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from biorab.build import build
 from biorab.metrics.base import Metric
@@ -10,47 +11,38 @@ from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task, instance_table
 from biorab.records import Prediction
-from biorab.registry import METRICS
+from biorab.registry import METRICS, TASKS
 
-_LABEL_METRICS: tuple[str, ...] = (
-    "accuracy",
-    # The same names as for triples, so every task's report has `f1` (here = micro F1 = accuracy).
-    "precision", "recall", "f1",
-    "micro_precision", "micro_recall", "micro_f1",
-    "macro_precision", "macro_recall", "macro_f1",
-    "weighted_precision", "weighted_recall", "weighted_f1",
-    "parse_failure_rate", "auroc", "auprc",
-)  # fmt: skip
 
-# The metrics of each task, in report order.
-TASK_METRICS: dict[str, tuple[str, ...]] = {
-    "triple_extraction": (
-        "precision", "recall", "f1",
-        "head_precision", "head_recall", "head_f1",
-        "relation_precision", "relation_recall", "relation_f1",
-        "tail_precision", "tail_recall", "tail_f1",
-        "parse_failure_rate",
-    ),
-    "link_prediction": _LABEL_METRICS,
-    "classification": _LABEL_METRICS,
-    "qa": _LABEL_METRICS,
-    "nli": _LABEL_METRICS,
-}  # fmt: skip
+class _ByTask(Mapping[str, Any]):
+    """A read-only view, task name -> one attribute of its task type, over `biorab.registry.TASKS` (so a
+    newly registered task appears without an edit here)."""
 
-# The headline metric of each task in the paper's Table 1 (micro F1; macro F1 for QA and NLI).
-PRIMARY_METRIC: dict[str, str] = {
-    "triple_extraction": "f1",
-    "link_prediction": "micro_f1",
-    "classification": "micro_f1",
-    "qa": "macro_f1",
-    "nli": "macro_f1",
-}
+    def __init__(self, attribute: str) -> None:
+        self._attribute = attribute
+
+    def __getitem__(self, task: str) -> Any:
+        if task not in TASKS:
+            raise KeyError(task)
+        return getattr(TASKS.get(task), self._attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TASKS.names())
+
+    def __len__(self) -> int:
+        return len(TASKS.names())
+
+
+#: The metrics of each task, in report order (`TaskType.metrics`).
+TASK_METRICS: Mapping[str, tuple[str, ...]] = _ByTask("metrics")
+#: The headline metric of each task in the paper's Table 1 (`TaskType.headline`: micro F1; macro F1 for QA
+#: and NLI).
+PRIMARY_METRIC: Mapping[str, str] = _ByTask("headline")
 
 
 def task_metrics(task: str) -> list[Metric]:
     """The metric objects of `task`, built through the `METRICS` registry."""
-    check_task(task)
-    return [build(METRICS, name) for name in TASK_METRICS[task]]
+    return [build(METRICS, name) for name in check_task(task).metrics]
 
 
 def score(
@@ -66,7 +58,7 @@ def score(
     """Score `predictions` against canonical `golds` with every metric of `task`.
 
     Args:
-        task: one of `biorab.records.TASK_NAMES`.
+        task: a registered task (`biorab.registry.TASKS`).
         golds: canonical gold labels, one per instance (triples: ``head|relation|tail`` lines).
         predictions: parsed predictions, aligned with `golds`; ``ok=False`` is a parse failure, which
             counts as a wrong answer (for triples: as predicting no triple).

@@ -15,7 +15,6 @@ from functools import cached_property
 import numpy as np
 
 from biorab.metrics.base import Metric, f1_from, safe_ratio
-from biorab.metrics.classification import LABEL_TASKS
 from biorab.metrics.confusion import LabelTable, accuracy
 from biorab.registry import METRICS
 
@@ -154,7 +153,6 @@ def micro_prf(predicted: float, gold: float, correct: float) -> tuple[float, flo
 class _TripleMetric(Metric[TripleTable]):
     part: int
     statistic: int
-    tasks = frozenset({"triple_extraction"})
 
     def compute(self, table: TripleTable) -> float:
         predicted, gold, correct = table.totals()[self.part]
@@ -168,8 +166,6 @@ class _MicroMetric(_TripleMetric):
     invalid) predicted label, so micro precision = recall = F1 = accuracy, the same value as
     ``micro_precision`` etc.; the short names exist so that every task's report has ``f1``.
     """
-
-    tasks = frozenset({"triple_extraction", *LABEL_TASKS})
 
     def compute(self, table: TripleTable | LabelTable) -> float:
         if isinstance(table, LabelTable):

@@ -7,6 +7,7 @@ Only a programming error (an unknown task or mode) raises, as `UnknownNameError`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from biorab.parsing.base import Parser, failure, option_letters, success
 from biorab.parsing.choices import parse_choice
@@ -14,9 +15,11 @@ from biorab.parsing.closed_labels import normalize, parse_label
 from biorab.parsing.robust import RobustParser
 from biorab.parsing.strict import StrictOriginalParser
 from biorab.parsing.triples import format_triples, parse_triples
-from biorab.records import TASK_NAMES, Example, Prediction
-from biorab.registry import PARSERS
-from biorab.tasks.template import Template
+from biorab.records import Example, Prediction
+from biorab.registry import PARSERS, TASKS
+
+if TYPE_CHECKING:
+    from biorab.tasks.template import Template
 
 MODES: tuple[str, ...] = ("strict_original", "robust")
 
@@ -32,7 +35,7 @@ def parse(
     """Parse one model output for `task`.
 
     Args:
-        task: one of ``triple_extraction``, ``link_prediction``, ``classification``, ``qa``, ``nli``.
+        task: a registered task (`biorab.registry.TASKS`); its task type holds the rule of each mode.
         text: the raw continuation (or, as the original stored it, prompt + continuation).
         mode: ``robust`` (default) or ``strict_original``.
         labels: the closed label set (for triples: the relation set, used to canonicalise relations;
@@ -45,16 +48,11 @@ def parse(
 
     >>> parse("qa", " (B) Hyperophy\\n\\nQuestion: next one", labels=["(A)", "(B)", "(C)", "(D)"]).label
     '(B)'
-    >>> parse("triple_extraction", "Levodopa|effect|Parkinson disease", mode="strict_original").label
-    'levodopa|effect|parkinson disease'
     >>> parse("classification", "maybe", labels=["1", "0"])
     Prediction(label=None, raw='maybe', ok=False, scores=None)
     """
     parser: Parser = PARSERS.get(mode)()
-    if task not in TASK_NAMES:
-        from biorab.errors import UnknownNameError
-
-        raise UnknownNameError("task", task, TASK_NAMES)
+    TASKS.get(task)  # an unknown task raises here, listing the registered ones
     if not isinstance(text, str):
         return failure("" if text is None else str(text))
     return parser.parse(task, text, labels=labels, options=options)
@@ -65,17 +63,16 @@ def parse_for_template(
 ) -> Prediction:
     """Parse `text` with the task and label set of the `template` it was generated from.
 
-    For QA, the option letters and texts are taken from ``example.fields["options"]`` when given, so a
-    five-option question accepts ``(E)`` and an answer quoting an option's text is recovered.
+    The task picks the label set of the instance (`TaskType.parse_labels`: for QA the option letters of
+    ``example.fields["options"]``, so a five-option question accepts ``(E)``); the options' texts go to the
+    parser, so an answer quoting an option's text is recovered.
 
     >>> from biorab.tasks import get_template
     >>> parse_for_template(get_template("hetionet"), " Participates.\\n\\nExample: ...").label
     'participates'
     """
-    labels: Sequence[str] = template.labels
+    labels: Sequence[str] = TASKS.get(template.task)().parse_labels(template.labels, example)
     options = example.fields.get("options") if example is not None else None
-    if template.task == "qa" and isinstance(options, Mapping) and options:
-        labels = tuple(f"({str(key).strip('()').upper()})" for key in sorted(options))
     return parse(template.task, text, mode=mode, labels=labels,
                  options=options if isinstance(options, Mapping) else None)
 

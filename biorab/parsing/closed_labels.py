@@ -122,3 +122,15 @@ def _synonyms(by_norm: dict[str, str]) -> dict[str, str]:
     mapping = dict.fromkeys(POSITIVE_WORDS, positive[0])
     mapping.update(dict.fromkeys(NEGATIVE_WORDS, negative[0]))
     return mapping
+
+
+def open_answer(text: str, *, first_word: bool) -> str | None:
+    """Without a label set: the first line (or its first word) of the answer, trimmed of punctuation."""
+    for region in answer_regions(text):
+        lines = answer_lines(region)
+        if lines:
+            answer = lines[0].split()[0] if first_word else lines[0]
+            answer = answer.strip(" .,;:!?\"'")
+            if answer:
+                return answer
+    return None

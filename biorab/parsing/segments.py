@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-from biorab.tasks.wrappers import INFERENCE_HEADER
+#: The header the original's decoded output starts with (`biorab.tasks.wrappers.inference_prompt` writes
+#: it): the strict rule uses it to detect an echoed prompt.
+INFERENCE_HEADER = "Below is an instruction that describes a task"
 
 _RESPONSE_ECHO = re.compile(r"#+\s*Response\s*:[ \t]*\n?", re.IGNORECASE)
 # Where a model that keeps writing starts a new example or section: the answer ends there.

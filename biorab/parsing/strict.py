@@ -9,17 +9,19 @@
   must equal a label exactly.
 
 An answer outside `labels` (when given) is a parse failure rather than a label the metrics do not know.
+Each task type picks its rule (`parse_strict` of its `biorab.tasks` module) from the functions here.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from biorab.parsing.base import failure, option_letters, success
 from biorab.parsing.segments import strict_lines, strict_response
 from biorab.records import Prediction
-from biorab.registry import PARSERS
+from biorab.registry import PARSERS, TASKS
 
 _CHOICE = re.compile(r"\(([A-Z])\)")
 
@@ -94,7 +96,7 @@ def _checked(answer: str, labels: Sequence[str] | None, text: str) -> Prediction
 
 @PARSERS.register("strict_original")
 class StrictOriginalParser:
-    """The original scripts' rules (see the module docstring)."""
+    """The original scripts' rules (see the module docstring): each task type's `parse_strict`."""
 
     def parse(
         self,
@@ -104,10 +106,6 @@ class StrictOriginalParser:
         labels: Sequence[str] | None = None,
         options: Mapping[str, str] | None = None,
     ) -> Prediction:
-        if task == "triple_extraction":
-            return strict_triple(text)
-        if task == "link_prediction":
-            return strict_first_token(text, labels)
-        if task == "qa":
-            return strict_choice(text, labels)
-        return strict_exact_line(text, labels)
+        kind: Any = TASKS.get(task)()
+        prediction: Prediction = kind.parse_strict(text, labels)
+        return prediction

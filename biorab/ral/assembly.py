@@ -29,7 +29,7 @@ from typing import Any
 
 from biorab.caches import GenerationStore, HitStore, default_store_paths
 from biorab.generation.base import SamplingParams
-from biorab.labels import LABELS, RELATIONS
+from biorab.labels import dataset_labels
 from biorab.ral.core import RAL
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
@@ -39,11 +39,6 @@ from biorab.retrieval.selection import Selection
 
 #: Indexes already built, shared by the retrievers of one process (`RALParts.retriever(indexes=...)`).
 IndexMemo = dict[tuple[Any, ...], CachedRetriever]
-
-
-def dataset_labels(dataset: str) -> tuple[str, ...] | None:
-    """The closed label set of a dataset (the relation set for triple extraction), if it has one."""
-    return LABELS.get(dataset) or RELATIONS.get(dataset)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
 
 
 def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: Any,
-            primary: dict[str, str]) -> CellRecord:
+            primary: Mapping[str, str]) -> CellRecord:
     r = spec.retrieval
     fallback = r.retriever if r.retrieves else "none"
     return CellRecord(model=model, dataset=cell["dataset"], task=cell["task"],

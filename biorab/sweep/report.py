@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from biorab.metrics.definitions import ACCURACY_IDENTITY, SINGLE_LABEL_TASKS
+from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
 from biorab.sweep.attribution_report import attribution_grids
 from biorab.sweep.collect import CellRecord, collect
 from biorab.sweep.config import SweepConfig
@@ -54,7 +54,7 @@ def _plots(cells: list[CellRecord], out: Path) -> list[Path]:
 
 def legend(cells: list[CellRecord]) -> str:
     """The report's legend, with the accuracy identity once where a single-label task is shown."""
-    if any(c.task in SINGLE_LABEL_TASKS for c in cells):
+    if any(single_label(c.task) for c in cells):
         return f"{LEGEND} {ACCURACY_IDENTITY}"
     return LEGEND
 

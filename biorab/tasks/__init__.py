@@ -1,5 +1,6 @@
-"""Tasks and prompt templates: the five task types (registered in `TASKS`), a frozen `Template` per dataset
-and variant with the original's instruction wording, the pure `render`, and the negative-awareness probe."""
+"""Tasks and prompt templates: the task types (one module each, registered in `biorab.registry.TASKS`), a
+frozen `Template` per dataset and variant with the original's instruction wording, the pure `render`, and the
+negative-awareness probe."""
 
 from __future__ import annotations
 
@@ -12,15 +13,7 @@ from biorab.tasks.awareness_probe import (
     describe_hit,
     render_awareness_probe,
 )
-from biorab.tasks.task_types import (
-    Classification,
-    LinkPrediction,
-    NaturalLanguageInference,
-    QuestionAnswering,
-    TaskType,
-    TripleExtraction,
-    get_task,
-)
+from biorab.tasks.task_types import TaskType, get_task, task_names
 from biorab.tasks.template import Template, format_options, render, render_training
 from biorab.tasks.template_catalog import COMMON_VARIANTS, get_template, template_datasets, template_variants
 from biorab.tasks.wrappers import inference_prompt, training_prompt
@@ -31,13 +24,8 @@ __all__ = [
     "AWARENESS_NEGATIVE",
     "AWARENESS_NOT_NEGATIVE",
     "COMMON_VARIANTS",
-    "Classification",
-    "LinkPrediction",
-    "NaturalLanguageInference",
-    "QuestionAnswering",
     "TaskType",
     "Template",
-    "TripleExtraction",
     "awareness_target",
     "describe_hit",
     "format_options",
@@ -48,6 +36,7 @@ __all__ = [
     "render_awareness_probe",
     "render_training",
     "template_datasets",
+    "task_names",
     "template_variants",
     "training_prompt",
 ]

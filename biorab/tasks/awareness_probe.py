@@ -9,42 +9,34 @@ the instance's input really are inserted; the wording is otherwise the original'
 
 from __future__ import annotations
 
+from biorab.labels import AWARENESS_LABELS, AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
 from biorab.records import Example, Hit, OutputConstraint, Prompt
+from biorab.registry import TASKS
 from biorab.tasks import instructions as wording
-from biorab.tasks.task_types import get_task
+from biorab.tasks.task_types import TaskType, get_task
 from biorab.tasks.wrappers import inference_prompt
 
-#: The probe's answer meaning "the retrieved example is negative". The probe instruction (the original's,
-#: verbatim) says "If it is negative, please output False; if it is not negative, please output True".
-#: `biorab.metrics.negative_awareness` and the pipeline read this one definition, so probe outputs are
-#: scored with the convention the probe asked for.
-AWARENESS_NEGATIVE = "False"
-#: The probe's answer meaning "the retrieved example is not negative".
-AWARENESS_NOT_NEGATIVE = "True"
-#: The probe's closed answer set.
-AWARENESS_LABELS: tuple[str, ...] = (AWARENESS_NOT_NEGATIVE, AWARENESS_NEGATIVE)
 #: The original generated at most 10 new tokens for the probe.
 AWARENESS_MAX_TOKENS = 10
 
-# How a retrieved (key, value) is described; the original only had the triple wording.
-_DESCRIPTIONS: dict[str, str] = {
-    "triple_extraction": "The triplet of ({key}) is ({value})",
-    "link_prediction": "The relation of ({key}) is ({value})",
-    "classification": "The label of ({key}) is ({value})",
-    "qa": "The answer of ({key}) is ({value})",
-    "nli": "The label of ({key}) is ({value})",
-}
+__all__ = [
+    "AWARENESS_LABELS", "AWARENESS_MAX_TOKENS", "AWARENESS_NEGATIVE", "AWARENESS_NOT_NEGATIVE",
+    "awareness_target", "describe_hit", "render_awareness_probe",
+]  # fmt: skip
 
 
 def describe_hit(task: str, hit: Hit) -> str:
     """The retrieved example as the probe writes it.
 
-    >>> describe_hit("triple_extraction", Hit("d1", 1.0, 0, "Aspirin caused rash.", "Aspirin|effect|rash"))
-    'The triplet of (Aspirin caused rash.) is (Aspirin|effect|rash)'
+    The task's own wording (`TaskType.hit_description`; the original only had the triple wording), the
+    closed-label one for a task that is not registered.
+
+    >>> describe_hit("qa", Hit("d1", 1.0, 0, "Question: ...", "(A)"))
+    'The answer of (Question: ...) is ((A))'
     """
     if hit.value is None:
         return f"The retrieved sentence is ({hit.key})"
-    pattern = _DESCRIPTIONS.get(task, _DESCRIPTIONS["classification"])
+    pattern = get_task(task).hit_description if task in TASKS else TaskType.hit_description
     return pattern.format_map({"key": hit.key, "value": hit.value})
 
 

@@ -1,10 +1,10 @@
 """The instruction strings of the original BioRAB, verbatim (typos, double spaces and all).
 
-Sources: the authors' ``model/triple_extraction/instruction/*.txt`` files and the staged instruction
-containers / prompt files under ``data/biorab/*/`` (docs/tasks_and_parsing.md says which file each
-string was checked against). ``{labels_tuple}`` / ``{labels_list}`` are filled from the template's label
-set, so a relation order read from another prompt file can be reproduced exactly. Strings marked *ours*
-have no published original.
+Sources: the authors' triple-extraction instruction files (``model/<task>/instruction/*.txt``) and the
+staged instruction containers / prompt files under ``data/biorab/*/`` (docs/tasks_and_parsing.md says
+which file each string was checked against). ``{labels_tuple}`` / ``{labels_list}`` are filled from the
+template's label set, so a relation order read from another prompt file can be reproduced exactly.
+Strings marked *ours* have no published original.
 """
 
 from __future__ import annotations

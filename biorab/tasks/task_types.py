@@ -1,41 +1,117 @@
-"""The five task types, registered in `biorab.registry.TASKS`.
+"""What a task type is: the `TaskType` base class, and `get_task`.
 
-A task type knows what an answer looks like: its `OutputConstraint` (a closed label list, or a regex for
-``head|relation|tail`` lines built from the dataset's relation set), its default stop sequences, how a
-gold label is written as a training target, an answer as a set of normalized items (`answer_items`: two
-answers are the same iff their item sets are equal) and the error types of a prediction (`error_types`).
+A task type owns everything that depends on what an answer looks like, so generic code asks the task and
+never branches on its name:
+
+- its label space: whether the answer is one label of a closed list (`closed`), whether every gold label
+  lies in the template's list (`labels_fixed`), the label set an instance is parsed with (`parse_labels`),
+  the names of its label space a gold label uses (`label_names`: label frequencies, bring-your-own checks);
+- its template family (`templates`: the generic templates of a bring-your-own dataset of this task),
+  its output constraint (`constraint`), stop sequences and training target (`format_target`);
+- its parser, one rule per parser mode (`parse_robust`, `parse_strict`);
+- its metrics (`metrics`, in report order; `headline`, the paper's Table 1 metric) and the instance table
+  they read (`instance_table`);
+- its corruption rule (`label_space`, `wrong_label`: how a counterfactual changes its label);
+- its answers as item sets (`answer_items`) and error types (`error_types`);
+- how people and the probe name it (`title`, `hit_description`) and how a bring-your-own row becomes an
+  instance of it (`row_form`, a converter of `biorab.datasets.byo_tasks`).
+
+The base class is a closed-label task (one label of a list); each task type is one module of this package
+registered by one line in `biorab.registry.TASKS` (``"module:Class"``, imported on first use). The base
+imports the parsing and metrics helpers inside its methods: this module is imported wherever a
+template is, and stays light until a task is used (the task modules import them at the top).
 Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`), not here.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from typing import ClassVar
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from biorab.errors import DataError
-from biorab.records import Example, OutputConstraint
+from biorab.labels import LABELS
+from biorab.records import Example, OutputConstraint, Prediction
 from biorab.registry import TASKS
 
-#: Entity length bound in the triple regex. Guided decoders need a bounded pattern to terminate, and the
-#: bound decides whether a small model reaches the first ``|`` within its token budget: with 200 the CPU
-#: model filled 32 tokens with one rambling "head" (no triple, a parse failure). 96 still fits every gold
-#: ADE and GIT entity (chars, train+test: ADE max 82, GIT max 67; ChemProt 99.9th pct 85, max 174, so
-#: under 0.1% of ChemProt entities cannot be written in full).
-MAX_ENTITY_CHARS = 96
+if TYPE_CHECKING:
+    from biorab.tasks.template import Template
+
+#: The metrics of a closed-label task, in report order.
+LABEL_METRICS: tuple[str, ...] = (
+    "accuracy",
+    # The same names as for triples, so every task's report has `f1` (here = micro F1 = accuracy).
+    "precision", "recall", "f1",
+    "micro_precision", "micro_recall", "micro_f1",
+    "macro_precision", "macro_recall", "macro_f1",
+    "weighted_precision", "weighted_recall", "weighted_f1",
+    "parse_failure_rate", "auroc", "auprc",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LabelSpace:
+    """What the wrong labels of one training set (a counterfactual corpus) may be drawn from.
+
+    Attributes:
+        task: the task name.
+        labels: the closed label set (link prediction, classification, QA, NLI); empty for triples.
+        relations: the relation set (triple extraction).
+        tails: distinct tails of the training triples, sorted (the "other items" tails come from).
+    """
+
+    task: str
+    labels: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    tails: tuple[str, ...] = ()
+
+
+def pick_other(example: Example, labels: Sequence[str], rng: random.Random) -> str:
+    """A label of `labels` other than `example`'s (its label must be one of them)."""
+    if example.label not in labels:
+        raise DataError(
+            f"label {example.label!r} of item {example.id} is not in the label set {list(labels)}",
+            line=example.source_line,
+            field="label",
+        )
+    others = [label for label in labels if label != example.label]
+    if not others:
+        raise DataError(f"item {example.id}: the label set {list(labels)} has no wrong label", field="label")
+    return rng.choice(others)
 
 
 class TaskType:
-    """Base class: subclasses set `name` (and `closed`, `stop` where they differ)."""
+    """Base class: a closed-label task. Subclasses set `name`, `title`, `hit_description`, `row_form` and
+    override what differs."""
 
     name: ClassVar[str]
-    #: True when the answer is one label of a closed list (used as `OutputConstraint.choices`).
+    #: How prompts and reports name the task ("text classification").
+    title: ClassVar[str]
+    #: How the awareness probe writes a retrieved (key, value) of this task.
+    hit_description: ClassVar[str] = "The label of ({key}) is ({value})"
+    #: The bring-your-own row converter (`biorab.datasets.byo_tasks.RowConverter`) this task's rows use.
+    row_form: ClassVar[str] = "text"
+    #: True when the answer is one label of a closed list (used as `OutputConstraint.choices`): one gold and
+    #: one predicted label per instance, so micro precision = recall = F1 = accuracy.
     closed: ClassVar[bool] = True
+    #: True when every gold label must be one of the template's labels (checked before training).
+    labels_fixed: ClassVar[bool] = True
     #: The answer ends at a blank line or a new ``###`` section: small models keep writing the next example
     #: after it. Not at "\n": the original wrapper ends with "### Response: \n" and SmolLM2 often starts
     #: its answer with a newline, which a "\n" stop cuts to nothing (12 of 15 single-label prompts in a
     #: probe run, see docs/tasks_and_parsing.md).
     stop: ClassVar[tuple[str, ...]] = ("\n\n", "\n###")
+    #: The metric names of `biorab.registry.METRICS` reported for this task, in report order.
+    metrics: ClassVar[tuple[str, ...]] = LABEL_METRICS
+    #: The headline metric (the paper's Table 1: micro F1; macro F1 for QA and NLI).
+    headline: ClassVar[str] = "micro_f1"
+
+    # ---- prompts
+
+    def templates(self, labels: tuple[str, ...]) -> dict[str, Template]:
+        """The generic templates (by variant) of a bring-your-own dataset of this task with `labels`."""
+        raise NotImplementedError(f"task {self.name!r} has no generic template")
 
     def constraint(self, labels: Sequence[str]) -> OutputConstraint | None:
         """The structured-output constraint for a label set (``None`` when the set is empty)."""
@@ -51,11 +127,59 @@ class TaskType:
             )
         return example.label
 
+    # ---- parsing
+
+    def parse_labels(self, labels: Sequence[str], example: Example | None) -> Sequence[str]:
+        """The label set to parse `example`'s output with (the template's `labels`, unless the instance
+        brings its own)."""
+        return labels
+
+    def parse_robust(
+        self, text: str, labels: Sequence[str] | None, options: Mapping[str, str] | None
+    ) -> Prediction:
+        """The ``robust`` mode's rule: a label of `labels` found in the answer (synonyms mapped), or without
+        labels the answer's first line."""
+        from biorab.parsing.base import failure, success
+        from biorab.parsing.closed_labels import open_answer, parse_label
+
+        answer = parse_label(text, labels) if labels else open_answer(text, first_word=False)
+        return success(answer, text) if answer else failure(text)
+
+    def parse_strict(self, text: str, labels: Sequence[str] | None) -> Prediction:
+        """The ``strict_original`` mode's rule: the first response line, equal to a label."""
+        from biorab.parsing.strict import strict_exact_line
+
+        return strict_exact_line(text, labels)
+
+    # ---- metrics
+
+    def instance_table(
+        self, golds: Sequence[str], predictions: Sequence[Prediction], labels: Sequence[str] | None,
+        triple_matching: str,
+    ) -> Any:
+        """The table this task's metrics read (`biorab.metrics.confusion.LabelTable`)."""
+        from biorab.metrics.tables import label_instance_table, resolve_labels
+
+        return label_instance_table(golds, predictions, resolve_labels(golds, labels))
+
+    def gold_error(self, gold: str, labels: Sequence[str] | None) -> str | None:
+        """Why `gold` cannot be scored against `labels` (``None``: it can)."""
+        if labels is not None and gold not in labels:
+            return f"gold label {gold!r} is not in the label set {list(labels)}"
+        return None
+
+    def label_names(self, label: str) -> list[str]:
+        """The names of the label space a gold label uses (a label-frequency table counts them, a
+        bring-your-own row's label is checked name by name): the label itself."""
+        return [label]
+
+    # ---- answers as item sets, error types
+
     def answer_items(self, label: str | None) -> frozenset[str]:
         """The answer as a set of normalized items: the one canonical label, as the label metrics compare it
         (exactly); the empty set for an empty or unparsed (``None``) label.
 
-        >>> Classification().answer_items("True"), Classification().answer_items(None)
+        >>> get_task("classification").answer_items("True"), get_task("classification").answer_items(None)
         (frozenset({'True'}), frozenset())
         """
         return frozenset({label}) if label else frozenset()
@@ -64,107 +188,30 @@ class TaskType:
         """``{"wrong_label": 1}`` when the predicted answer differs from the gold one (an unparsed prediction,
         ``None`` or empty, included), else ``{"wrong_label": 0}``.
 
-        >>> QuestionAnswering().error_types("(B)", "(A)"), QuestionAnswering().error_types("(A)", "(A)")
+        >>> get_task("qa").error_types("(B)", "(A)"), get_task("qa").error_types("(A)", "(A)")
         ({'wrong_label': 1}, {'wrong_label': 0})
         """
         return {"wrong_label": int(self.answer_items(predicted) != self.answer_items(gold))}
 
+    # ---- counterfactuals
 
-@TASKS.register("triple_extraction")
-class TripleExtraction(TaskType):
-    """Extract ``head|relation|tail`` triples; several triples are written one per line."""
+    def label_space(self, dataset: str, examples: Sequence[Example]) -> LabelSpace:
+        """What wrong labels of `dataset`'s training items are drawn from: `biorab.labels` when it knows the
+        dataset, else the labels seen in `examples` (bring-your-own datasets), sorted."""
+        labels = LABELS.get(dataset) or tuple(sorted({example.label for example in examples}))
+        return LabelSpace(task=self.name, labels=labels)
 
-    name = "triple_extraction"
-    closed = False
-
-    def constraint(self, labels: Sequence[str]) -> OutputConstraint | None:
-        """A regex for one or more ``head|relation|tail`` lines, the relation from `labels` when given.
-
-        >>> TripleExtraction().constraint(["effect", "dosage"]).regex
-        '[^|\\\\n]{1,96}\\\\|(?:effect|dosage)\\\\|[^|\\\\n]{1,96}(?:\\\\n[^|\\\\n]{1,96}\\\\|(?:effect|dosage)\\\\|[^|\\\\n]{1,96})*'
-        """
-        entity = f"[^|\\n]{{1,{MAX_ENTITY_CHARS}}}"
-        relation = "(?:" + "|".join(re.escape(r) for r in labels) + ")" if labels else entity
-        line = f"{entity}\\|{relation}\\|{entity}"
-        return OutputConstraint(regex=f"{line}(?:\\n{line})*")
-
-    def format_target(self, example: Example, labels: Sequence[str] = ()) -> str:
-        """Each gold triple on its own line; a relation outside `labels` is a `DataError`."""
-        for triple in example.label.split("\n"):
-            parts = triple.split("|")
-            if len(parts) != 3 or (labels and parts[1] not in labels):
-                raise DataError(
-                    f"example {example.id}: {triple!r} is not 'head|relation|tail'"
-                    + (f" with a relation in {', '.join(labels)}" if labels else ""),
-                    line=example.source_line,
-                    field="label",
-                )
-        return example.label
-
-    def answer_items(self, label: str | None) -> frozenset[str]:
-        """Each triple of the label as ``head|relation|tail``, normalized as the triple metrics normalize
-        for scoring (`biorab.metrics.triples.parse_triples`: lower-cased, stripped, whitespace collapsed);
-        a repeated triple counts once, an empty or unparsed (``None``) label is the empty set.
-
-        >>> sorted(TripleExtraction().answer_items("Aspirin | effect |  Rash\\naspirin|effect|rash"))
-        ['aspirin|effect|rash']
-
-        Raises:
-            ValueError: a non-blank line is not ``head|relation|tail``.
-        """
-        return frozenset("|".join(triple) for triple in _triples(label))
-
-    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
-        """The paper's error types (§2.8): ``wrong_head``, ``wrong_relation``, ``wrong_tail``,
-        ``over_long_span``, ``missing_triple``, ``extra_triple``, counted for one instance with the pairing
-        rule of `biorab.tasks.triple_errors` (every type present, zeros included).
-
-        >>> counts = TripleExtraction().error_types("tamoxifen|effect|retinal changes",
-        ...                                         "tamoxifen|dosage|high-dose")
-        >>> {name: n for name, n in counts.items() if n}
-        {'extra_triple': 1, 'missing_triple': 1}
-        """
-        from biorab.tasks.triple_errors import triple_error_types
-
-        return triple_error_types(_triples(predicted), _triples(gold))
-
-
-def _triples(label: str | None) -> frozenset[tuple[str, str, str]]:
-    # Imported here: biorab.metrics imports this package (the awareness probe's labels).
-    from biorab.metrics.triples import parse_triples
-
-    return parse_triples(label or "")
-
-
-@TASKS.register("link_prediction")
-class LinkPrediction(TaskType):
-    """Predict the relation between two entities (a closed list of relation names)."""
-
-    name = "link_prediction"
-
-
-@TASKS.register("classification")
-class Classification(TaskType):
-    """Label a text (binary or multi-class, a closed label list)."""
-
-    name = "classification"
-
-
-@TASKS.register("qa")
-class QuestionAnswering(TaskType):
-    """Multiple-choice QA; labels are option letters in parentheses, ``(A)``..``(E)``."""
-
-    name = "qa"
-
-
-@TASKS.register("nli")
-class NaturalLanguageInference(TaskType):
-    """Premise/hypothesis inference with a closed label list (BioNLI: entailment/contradiction)."""
-
-    name = "nli"
+    def wrong_label(self, example: Example, space: LabelSpace, rng: random.Random) -> tuple[str, str]:
+        """A wrong label for `example` and how it was made: another class of the label space."""
+        return pick_other(example, space.labels, rng), "other_class"
 
 
 def get_task(name: str) -> TaskType:
     """The task type registered as `name` (an unknown name raises `UnknownNameError`)."""
     task: TaskType = TASKS.get(name)()
     return task
+
+
+def task_names() -> tuple[str, ...]:
+    """Every registered task, sorted."""
+    return tuple(TASKS.names())

@@ -27,7 +27,7 @@ class Template:
 
     Attributes:
         dataset: the dataset (or generic task) this template is for.
-        task: one of the five task names.
+        task: a registered task (`biorab.registry.TASKS`).
         variant: the named variant (``default``, ``bm25``, ``contriever``, ``negative_awareness``...).
         instruction: the instruction; ``{labels_tuple}`` is replaced by the label set written as a Python
             tuple (``('a', 'b')``, as the original printed it) and ``{labels_list}`` by ``a, b``.

@@ -16,15 +16,14 @@ from functools import cache
 
 from biorab import labels as ls
 from biorab.errors import UnknownNameError
-from biorab.records import TASK_NAMES
 from biorab.tasks import instructions as wording
-from biorab.tasks.task_types import get_task
+from biorab.tasks.task_types import get_task, task_names
 from biorab.tasks.template import Template
 
 COMMON_VARIANTS: tuple[str, ...] = ("default", "bm25", "contriever", "noexample", "negative_awareness")
 
 
-def _triples(dataset: str, relations: tuple[str, ...], unlabeled: str) -> dict[str, Template]:
+def triple_templates(dataset: str, relations: tuple[str, ...], unlabeled: str) -> dict[str, Template]:
     # Staged ADE/GIT containers: " Excample: " before the first example, " Excample:" between tied ones.
     base = Template(
         dataset=dataset, task="triple_extraction", variant="default", instruction=wording.TRIPLE,
@@ -49,7 +48,7 @@ def _triples(dataset: str, relations: tuple[str, ...], unlabeled: str) -> dict[s
     }
 
 
-def _links(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
+def link_templates(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
     # Hetionet prompt files: contriever/instructor write " Examples: ", bm25/random " Example: ".
     dense = Template(
         dataset=dataset, task="link_prediction", variant="default", instruction=wording.LINK_PREDICTION,
@@ -95,7 +94,7 @@ def _semclass() -> dict[str, Template]:
     return _with_common(replace(bm25, variant="default"), bm25)
 
 
-def _qa(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
+def qa_templates(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
     # No MedMCQA prompt file survives: examples go after the instruction's trailing newline (ours).
     base = Template(
         dataset=dataset, task="qa", variant="default", instruction=wording.MEDMCQA, labels=labels,
@@ -105,7 +104,7 @@ def _qa(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str,
     return _with_common(base, replace(base, variant="bm25"))
 
 
-def _classification(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
+def classification_templates(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
     base = Template(
         dataset=dataset, task="classification", variant="default", instruction=wording.CLASSIFICATION_GENERIC,
         labels=labels, example_format="Context: {key} Response: {value}", unlabeled_format="{key}",
@@ -113,7 +112,7 @@ def _classification(dataset: str, labels: tuple[str, ...]) -> dict[str, Template
     return _with_common(base, replace(base, variant="bm25"))
 
 
-def _nli(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
+def nli_templates(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
     base = Template(
         dataset=dataset, task="nli", variant="default", instruction=wording.NLI, labels=labels,
         context_format=context_format, example_format="Context: {key} Response: {value}",
@@ -133,8 +132,9 @@ def _with_common(default: Template, bm25: Template) -> dict[str, Template]:
     }
 
 
-def _generic_triples(relations: tuple[str, ...]) -> dict[str, Template]:
-    variants = _triples("triple_extraction", relations, wording.TRIPLE_UNLABELED_CHEMPROT)
+def open_triple_templates(dataset: str, relations: tuple[str, ...]) -> dict[str, Template]:
+    """The generic triple templates: the relation set in the instruction, or an open one without it."""
+    variants = triple_templates(dataset, relations, wording.TRIPLE_UNLABELED_CHEMPROT)
     if relations:
         return variants
     return {
@@ -144,25 +144,17 @@ def _generic_triples(relations: tuple[str, ...]) -> dict[str, Template]:
 
 
 _DATASETS: dict[str, Callable[[], dict[str, Template]]] = {
-    "ade": lambda: _triples("ade", ls.ADE_RELATIONS, wording.TRIPLE_UNLABELED_ADE),
-    "chemprot": lambda: _triples("chemprot", ls.CHEMPROT_RELATIONS, wording.TRIPLE_UNLABELED_CHEMPROT),
-    "git": lambda: _triples("git", ls.GIT_RELATIONS, wording.TRIPLE_UNLABELED_GIT),
-    "pharmkg": lambda: _links("pharmkg", ls.PHARMKG_LABELS),
-    "hetionet": lambda: _links("hetionet", ls.HETIONET_LABELS),
+    "ade": lambda: triple_templates("ade", ls.ADE_RELATIONS, wording.TRIPLE_UNLABELED_ADE),
+    "chemprot": lambda: triple_templates("chemprot", ls.CHEMPROT_RELATIONS,
+                                         wording.TRIPLE_UNLABELED_CHEMPROT),
+    "git": lambda: triple_templates("git", ls.GIT_RELATIONS, wording.TRIPLE_UNLABELED_GIT),
+    "pharmkg": lambda: link_templates("pharmkg", ls.PHARMKG_LABELS),
+    "hetionet": lambda: link_templates("hetionet", ls.HETIONET_LABELS),
     "ade_corpus_v2": _ade_corpus_v2,
     "semclass": _semclass,
-    "medmcqa": lambda: _qa("medmcqa", ls.MEDMCQA_LABELS, wording.MEDMCQA_CONTEXT),
-    "bionli": lambda: _nli("bionli", ls.BIONLI_LABELS, wording.NLI_CONTEXT),
+    "medmcqa": lambda: qa_templates("medmcqa", ls.MEDMCQA_LABELS, wording.MEDMCQA_CONTEXT),
+    "bionli": lambda: nli_templates("bionli", ls.BIONLI_LABELS, wording.NLI_CONTEXT),
 }
-
-_GENERIC: dict[str, Callable[[tuple[str, ...]], dict[str, Template]]] = {
-    "triple_extraction": _generic_triples,
-    "link_prediction": lambda labels: _links("link_prediction", labels),
-    "classification": lambda labels: _classification("classification", labels),
-    "qa": lambda labels: _qa("qa", labels or ls.MEDMCQA_LABELS, "{text}"),
-    "nli": lambda labels: _nli("nli", labels or ls.BIONLI_LABELS, "{text}"),
-}
-
 
 def template_datasets() -> tuple[str, ...]:
     """Datasets with their own templates (a task name selects that task's generic template)."""
@@ -205,9 +197,9 @@ def _variants(dataset: str, task: str | None, labels: tuple[str, ...]) -> dict[s
     # Templates are frozen, so one dict per (dataset, task, labels) is shared by every caller.
     if dataset in _DATASETS:
         return _DATASETS[dataset]()
-    generic = task or (dataset if dataset in TASK_NAMES else None)
+    generic = task or (dataset if dataset in task_names() else None)
     if generic is None:
-        known = [*_DATASETS, *TASK_NAMES]
+        known = [*_DATASETS, *task_names()]
         raise UnknownNameError("template dataset (pass task= for a bring-your-own dataset)", dataset, known)
-    get_task(generic)  # unknown task names fail here, listing the five
-    return {name: replace(t, dataset=dataset) for name, t in _GENERIC[generic](labels).items()}
+    # The task's own template family; an unknown task name fails here, listing the registered tasks.
+    return {name: replace(t, dataset=dataset) for name, t in get_task(generic).templates(labels).items()}

@@ -9,8 +9,6 @@ the inference wrapper so that a model is trained on exactly what it later sees.
 
 from __future__ import annotations
 
-#: The header the original's decoded output starts with; the strict parser uses it to detect an echo.
-INFERENCE_HEADER = "Below is an instruction that describes a task"
 RESPONSE_MARKER = "### Response:"
 
 

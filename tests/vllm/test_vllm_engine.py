@@ -15,7 +15,7 @@ from biorab.generation.vllm_label_scoring import labels_cost, tree_cost
 from biorab.labels import LABELS, RELATIONS
 from biorab.records import OutputConstraint, Prompt
 from biorab.tasks import AWARENESS_LABELS
-from biorab.tasks.task_types import MAX_ENTITY_CHARS, TripleExtraction
+from biorab.tasks.triples import MAX_ENTITY_CHARS, TripleExtraction
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.timeout(600)]

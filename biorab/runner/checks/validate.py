@@ -139,13 +139,13 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
 
 
 def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
-    from biorab.labels import DATASET_TASKS
+    from biorab.registry import dataset_task
     from biorab.tasks import get_template
 
     for i, spec in enumerate(config.retrieval):
         for ds in config.datasets:
             try:
-                get_template(ds.name, variant=spec.template, task=DATASET_TASKS.get(ds.name))
+                get_template(ds.name, variant=spec.template, task=dataset_task(ds.name))
             except ConfigError:
                 raise
             except (BioRABError, KeyError, ValueError) as e:

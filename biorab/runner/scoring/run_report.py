@@ -11,8 +11,8 @@ from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,
     AWARENESS_CONVENTION,
     LEAK_SHARE,
-    SINGLE_LABEL_TASKS,
     display_name,
+    single_label,
 )
 
 #: The metric names of the awareness rates (`biorab.metrics.awareness`).
@@ -60,7 +60,7 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
 def _definitions(results: Sequence[CellResult]) -> list[str]:
     """The identity and convention notes, each once, for the metrics this report shows."""
     out = []
-    if any(r.plan.task in SINGLE_LABEL_TASKS for r in results):
+    if any(single_label(r.plan.task) for r in results):
         out += ["", ACCURACY_IDENTITY]
     if any(name in r.metrics for r in results for name in _AWARENESS):
         out += ["", AWARENESS_CONVENTION]

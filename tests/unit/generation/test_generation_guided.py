@@ -19,7 +19,7 @@ from biorab.generation import SamplingParams, build_backend  # noqa: E402
 from biorab.generation.hf import TransformersBackend  # noqa: E402
 from biorab.generation.hf_guided import RowGrammars, grammar_source  # noqa: E402
 from biorab.records import OutputConstraint, Prompt  # noqa: E402
-from biorab.tasks.task_types import TripleExtraction  # noqa: E402
+from biorab.tasks.triples import TripleExtraction  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm  # noqa: E402
 
 YN = OutputConstraint(choices=("y", "n", "maybe so"))

@@ -22,8 +22,8 @@ from biorab.datasets import load_dataset
 from biorab.errors import UnknownNameError
 from biorab.labels import HETIONET_LABELS, MEDMCQA_LABELS
 from biorab.parsing import MODES, parse
-from biorab.records import TASK_NAMES, Prediction
-from biorab.registry import PARSERS
+from biorab.records import Prediction
+from biorab.registry import PARSERS, TASKS
 from biorab.tasks import get_template
 
 DOCTESTED = [
@@ -62,7 +62,7 @@ def test_random_outputs_never_raise(mode: str) -> None:
     rng = random.Random(7)
     for _ in range(1500):
         text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 25)))
-        for task in TASK_NAMES:
+        for task in TASKS.names():
             labels = {"link_prediction": HETIONET_LABELS, "qa": MEDMCQA_LABELS}.get(task, ("1", "0"))
             prediction = parse(task, text, mode=mode, labels=labels, options={"A": "a", "B": "(A)"})
             assert prediction.raw == text and prediction.ok == (prediction.label is not None)

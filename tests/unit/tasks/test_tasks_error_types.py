@@ -196,7 +196,7 @@ def test_counts_partition_both_sides() -> None:
                                                             "extra_triple": 2, "missing_triple": 1}
 
 
-@pytest.mark.parametrize("name", ["task_types", "triple_errors"])
+@pytest.mark.parametrize("name", ["task_types", "triple_errors", "triples"])
 def test_doctests(name: str) -> None:
     import doctest
     import importlib
