@@ -21,7 +21,7 @@ from biorab.attribution.evidence import cell_evidence
 from biorab.attribution.rates import rates
 from biorab.attribution.twin import HELPED, HURT, find_twin, flip
 from biorab.cells import CellPlan, CellResult
-from biorab.records import TASK_NAMES
+from biorab.registry import TASKS
 
 ATTRIBUTION_FILE = "attribution.parquet"
 
@@ -47,8 +47,8 @@ def is_attribution_metric(name: str) -> bool:
 
 
 def attributable(plan: CellPlan) -> bool:
-    """A dataset slice of one of the five tasks whose rows the parse stage filled."""
-    return plan.dataset is not None and plan.retrieval is not None and plan.parses and plan.task in TASK_NAMES
+    """A dataset slice of a registered task whose rows the parse stage filled."""
+    return plan.dataset is not None and plan.retrieval is not None and plan.parses and plan.task in TASKS
 
 
 def attribute_cells(results: Sequence[CellResult], cells_dir: Path, *, n_boot: int, seed: int) -> None:
