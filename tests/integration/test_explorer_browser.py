@@ -5,24 +5,19 @@ side. One generation holds ``<script>`` and an ``<img onerror>``: it must show a
 Screenshots are kept (``$BIORAB_SCREENSHOT_DIR``, else the test's tmp dir; docs/img/ has the ones of
 docs/explorer.md).
 
-Evidence attribution (``attribution.parquet`` per cell) is written by the run once that lands; where a
-cell has none, the test writes it as the contract defines it (for a 100% counterfactual corpus of a binary
-task every item is corrupted and its label flipped), so the expected counts come from the files either
-way."""
+Evidence attribution (``attribution.parquet`` per cell) is the one the run wrote at scoring time
+(`biorab.attribution`); the expected counts come from those files."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from biorab.explorer.attribution import ATTRIBUTION_FILE, COLUMNS, read_attribution
+from biorab.explorer.attribution import read_attribution
 from biorab.runner.store.shards import latest_rows, read_all_rows
 from tests.support.browser import browser_page, require_chromium, screenshot_dir
 from tests.support.cli_runs import biorab
@@ -54,41 +49,6 @@ def _sweep(tmp_path: Path, data_dir: Path) -> Path:
     return path
 
 
-def _plant_attribution(run_dir: Path) -> None:
-    """Each cell's attribution as the contract defines it, where the run wrote none (see the docstring)."""
-    cells = {c["cell_id"]: c for c in json.loads((run_dir / "summary.json").read_text())["cells"]}
-    rows = {cid: latest_rows(read_all_rows(run_dir / "cells" / cid)) for cid in cells}
-    twin = next(cid for cid, c in cells.items() if c["testbed"] == "none")
-    for cid, cell in cells.items():
-        if (run_dir / "cells" / cid / ATTRIBUTION_FILE).is_file():
-            continue
-        retrieves = cell["testbed"] != "none"
-        out = []
-        for rid, row in rows[cid].items():
-            hits = json.loads(row["hits"] or "[]")
-            answer = row["pred_label"] if row["pred_ok"] else None
-            correct = None if answer is None else answer == row["label"]
-            tags = [{"doc_id": h["doc_id"], "corrupted": True, "original_label": str(1 - int(h["value"])),
-                     "corrupted_label": h["value"], "how": "label", "leaked": h["key"] == row["text"],
-                     "diverse": False, "source": h["dataset"], "unlabeled": False} for h in hits]
-            base = rows[twin][rid]
-            before = None if not base["pred_ok"] else base["pred_label"] == base["label"]
-            flip = None
-            if retrieves and correct is not None and before is not None:
-                flip = ("helped" if correct and not before else "hurt" if before and not correct
-                        else "unchanged")
-            out.append({
-                "id": rid, "correct": correct, "parse_failed": answer is None, "has_corrupted": bool(hits),
-                "followed_corruption": any(answer == t["corrupted_label"] != row["label"] for t in tags),
-                "copied_evidence": any(answer == h["value"] for h in hits),
-                "copied_corrupted": any(answer == t["corrupted_label"] for t in tags),
-                "leaked_evidence": any(t["leaked"] for t in tags), "flip": flip,
-                "twin_cell_id": twin if retrieves else None, "error_types": None,
-                "hit_tags": json.dumps(tags) if retrieves else None})
-        schema = pa.schema([(name, kind) for name, kind in COLUMNS.items()])
-        pq.write_table(pa.Table.from_pylist(out, schema=schema), run_dir / "cells" / cid / ATTRIBUTION_FILE)
-
-
 def _expected(sweep_dir: Path) -> tuple[int, set[str], dict[str, Any]]:
     """Rows followed a corruption, the instances holding one, and the planted row per run."""
     misled, ids, planted = 0, set(), {}
@@ -110,8 +70,6 @@ def test_filter_misled_and_open_every_cell_side_by_side(tmp_path: Path, data_dir
     out = biorab("sweep", str(_sweep(tmp_path, data_dir)), "--no-ray", cache=cache, timeout=600)
     assert out.returncode == 0, out.stderr
     sweep_dir = tmp_path / "runs" / "explore"
-    for run in sweep_dir.glob("*/summary.json"):
-        _plant_attribution(run.parent)
     misled, misled_ids, planted = _expected(sweep_dir)
     assert misled > 0 and PLANTED in planted["says_one"]["gen_text"]
 
