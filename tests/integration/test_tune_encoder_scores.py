@@ -19,7 +19,7 @@ from training.job import TuneOutcome
 from training.tune_encoder import _auroc
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.filterwarnings("ignore")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]  # loads MiniLM three times
 
 
 def test_the_trained_checkpoint_is_what_is_scored_as_trained(tmp_path: Path, data_dir: Path) -> None:
