@@ -15,8 +15,8 @@ SweepArg = Annotated[Path, typer.Argument(help="sweep YAML (see jobs/sweep_smoke
 
 
 def plan(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="sweep YAML (jobs/paper.yaml) or run "
-                                           "config (jobs/drugmech_paper.yaml)")],
+    config: Annotated[Path, typer.Argument(help="sweep YAML (jobs/paper.yaml) or run config "
+                                           "(jobs/drugmech_paper.yaml)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
     skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the splits check")] = False,
     cells: Annotated[bool, typer.Option("--cells", help="list a sweep's cells too (a run config's cells are "

@@ -272,9 +272,8 @@ def load_sweep(path: str | Path) -> SweepConfig:
 
 
 def is_run_config(data: dict[str, Any]) -> bool:
-    """Whether a YAML mapping is a run config (`ExperimentConfig`) rather than a sweep: it has a key only a
-    run config has (``backend``, ``datasets``, ``retrieval``, ``seed``) and none only a sweep has
-    (``models``, ``matrix``, ``retrievers``, ``exclude``, ``throughput``)."""
-    run_only = set(ExperimentConfig.model_fields) - set(SweepConfig.model_fields)
+    """Whether a YAML mapping is a run config (`ExperimentConfig`) rather than a sweep: it has none of the
+    keys only a sweep has (``models``, ``matrix``, ``retrievers``, ``exclude``, ``throughput``). A run
+    config may hold just ``name`` and ``drugmech`` (every other key has a default)."""
     sweep_only = set(SweepConfig.model_fields) - set(ExperimentConfig.model_fields)
-    return bool(run_only & data.keys()) and not sweep_only & data.keys()
+    return not sweep_only & data.keys()
