@@ -9,13 +9,20 @@ prompt texts):
 3. ``loop``      — one prompt per `generate` call, as the original scripts decoded.
 
 Throughput is prompts per second. "steady" excludes start-up (Ray start, actor start, model load, first
-batch): for the pipeline it is measured between its first and last written batch, for the bare runs over
-the same batches after the first. Peak memory is the highest summed RSS of this process and all its
-descendants (Ray's raylet, GCS and workers included), sampled every 50 ms.
+batch): for the pipeline it is measured between its first and last written batch (the rows' ``written_at``
+stamps), for the bare runs over exactly the same rows: the bare backend generates the pipeline's written
+batches, in the pipeline's order (each in chunks of at most ``--batch-size``), and its steady window starts
+after the first of them, so both windows hold the same prompts. The pipeline and the bare batched run are
+interleaved ``--repeats`` times (the order alternating each round), so that a change in the machine's load
+hits both; each round's ratio is printed, then their median and range, and each batch's seconds (the
+spread). Peak memory is the highest summed RSS of this process and all its descendants (Ray's raylet, GCS
+and workers included), sampled every 50 ms.
 
     python bench/pipeline.py                               # SmolLM2 via transformers on CPU, ADE triples
     python bench/pipeline.py --backend fake --delay 0.05   # plumbing only
     python bench/pipeline.py --smoke-only                  # only the smoke job's wall times
+    python bench/pipeline.py --n 12 --batch-size 4 --max-tokens 8 --repeats 3 --no-smoke --dtypes ''
+                                                           # a few minutes: the ratio and its spread
 
 It first prints the CPU (model, flags) and the dtype ``--dtype`` resolves to here, and ends with the wall
 time of ``biorab run jobs/smoke.yaml`` (its own ``wall time`` line) with empty caches and then fully cached
@@ -85,6 +92,12 @@ class Timing:
     marks: list[tuple[float, int]] = field(default_factory=list)  # (time, rows done) after each batch
     peak_bytes: int = 0
     tokens: int = 0  # generated tokens (bare backend runs)
+    groups: list[list[str]] = field(default_factory=list)  # the pipeline's written batches (example ids)
+
+    @property
+    def batch_s(self) -> list[float]:
+        """Seconds of each batch after the first (the steady window's batches)."""
+        return [t1 - t0 for (t0, _), (t1, _) in zip(self.marks, self.marks[1:], strict=False)]
 
     @property
     def tokens_per_s(self) -> float:
@@ -177,39 +190,42 @@ def time_pipeline(config: Any, use_ray: bool) -> Timing:
         shutil.rmtree(store)
     assert result.stats.generated == done, "the pipeline must generate every prompt (empty cache)"
     name = "pipeline" + (" (ray)" if use_ray else " (in-process)")
-    return Timing(name, done, total, shard_marks(result.run_dir, marks), rss.peak)
+    shard, groups = shard_marks(result.run_dir)
+    return Timing(name, done, total, shard if len(shard) >= 2 else marks, rss.peak, groups=groups)
 
 
-def shard_marks(run_dir: Path, fallback: list[tuple[float, int]]) -> list[tuple[float, int]]:
-    """(time, rows done) at each shard write, from the rows' ``written_at`` stamps: the write tasks stamp
-    them as they finish, while the driver receives results in bursts."""
+def shard_marks(run_dir: Path) -> tuple[list[tuple[float, int]], list[list[str]]]:
+    """(time, rows done) at each shard write, from the rows' ``written_at`` stamps (the write tasks stamp
+    them as they finish, while the driver receives results in bursts), and the example ids of each write."""
     from biorab.runner.store.shards import read_all_rows
 
-    stamps: dict[float, int] = {}
+    stamps: dict[float, list[str]] = {}
     for cell_dir in (run_dir / "cells").iterdir():
         for row in read_all_rows(cell_dir):
-            stamps[row["written_at"]] = stamps.get(row["written_at"], 0) + 1
-    if len(stamps) < 2:
-        return fallback
+            stamps.setdefault(row["written_at"], []).append(row["id"])
     offset = time.perf_counter() - time.time()  # wall clock -> perf_counter
     marks, done = [], 0
     for stamp in sorted(stamps):
-        done += stamps[stamp]
+        done += len(stamps[stamp])
         marks.append((stamp + offset, done))
-    return marks
+    return marks, [stamps[stamp] for stamp in sorted(stamps)]
 
 
-def time_backend(backend: Any, prompts: list[Any], sampling: Any, batch_size: int, name: str) -> Timing:
+def time_backend(backend: Any, groups: list[list[Any]], sampling: Any, batch_size: int, name: str) -> Timing:
+    """The bare backend on `groups` of prompts in order, each in `generate` calls of at most `batch_size`
+    prompts; a mark after each group (the pipeline's written batches: the same steady window)."""
     marks: list[tuple[float, int]] = []
-    tokens = 0
+    tokens = done = 0
     with PeakRSS() as rss:
         start = time.perf_counter()
-        for i in range(0, len(prompts), batch_size):
-            gens = backend.generate(prompts[i : i + batch_size], sampling)
-            tokens += sum(g.completion_tokens for g in gens)
-            marks.append((time.perf_counter(), min(i + batch_size, len(prompts))))
+        for group in groups:
+            for i in range(0, len(group), batch_size):
+                gens = backend.generate(group[i : i + batch_size], sampling)
+                tokens += sum(g.completion_tokens for g in gens)
+            done += len(group)
+            marks.append((time.perf_counter(), done))
         total = time.perf_counter() - start
-    return Timing(name, len(prompts), total, marks, rss.peak, tokens)
+    return Timing(name, done, total, marks, rss.peak, tokens)
 
 
 def time_dtypes(config: Any, prompts: list[Any], args: argparse.Namespace) -> str:
@@ -224,8 +240,8 @@ def time_dtypes(config: Any, prompts: list[Any], args: argparse.Namespace) -> st
         backend = build_backend(config.backend.name, params)
         try:
             backend.generate(subset[:1], config.sampling)  # warm-up
-            batched = time_backend(backend, subset, config.sampling, args.batch_size, "batched")
-            loop = time_backend(backend, subset, config.sampling, 1, "loop")
+            batched = time_backend(backend, [subset], config.sampling, args.batch_size, "batched")
+            loop = time_backend(backend, [subset], config.sampling, 1, "loop")
         finally:
             backend.close()
         ratio = batched.tokens_per_s / loop.tokens_per_s
@@ -273,22 +289,38 @@ def _wall_time(command: list[str], env: dict[str, str]) -> float:
     return float(found.group(1))
 
 
-def report(timings: list[Timing]) -> str:
-    by = {t.name.split(" ")[0]: t for t in timings}
-    lines = [f"{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}{'tok/s':>8}"
-             f"{'peak RSS MB':>13}"]  # fmt: skip
-    for t in timings:
+def report(rounds: list[tuple[Timing, Timing]], loop: Timing | None) -> str:
+    """Each round's pipeline and bare batched run (same rows, same steady window) with their ratio and
+    per-batch seconds, then the ratios' median and range, and the loop's."""
+    import statistics
+
+    lines = [f"{'round':<6}{'run':<26}{'prompts':>8}{'total s':>10}{'prompts/s':>11}{'steady/s':>10}"
+             f"{'tok/s':>8}{'peak RSS MB':>13}  steady batches (s)"]  # fmt: skip
+    ratios, totals = [], []
+    def row(label: object, t: Timing) -> str:
         tok = f"{t.tokens_per_s:>8.1f}" if t.tokens else f"{'-':>8}"
-        lines.append(f"{t.name:<26}{t.n:>8}{t.total_s:>10.2f}{t.throughput:>11.2f}{t.steady:>10.2f}{tok}"
-                     f"{t.peak_bytes / 2**20:>13.0f}")
-    pipe, batched, loop = by["pipeline"], by["batched"], by["loop"]
-    lines += [
-        "",
-        f"pipeline / batched (steady): {pipe.steady / batched.steady:.2f}   (target >= 0.9)",
-        f"pipeline / batched (total):  {pipe.throughput / batched.throughput:.2f}   (with start-up)",
-        f"pipeline / loop (steady):    {pipe.steady / loop.steady:.2f}   (target >= 5)",
-        f"batched / loop (steady):     {batched.steady / loop.steady:.2f}   (target >= 5)",
-    ]
+        spread = " ".join(f"{b:.1f}" for b in t.batch_s)
+        return (f"{label!s:<6}{t.name:<26}{t.n:>8}{t.total_s:>10.2f}{t.throughput:>11.2f}{t.steady:>10.2f}"
+                f"{tok}{t.peak_bytes / 2**20:>13.0f}  {spread}")
+
+    for r, (pipe, batched) in enumerate(rounds):
+        lines += [row(r, pipe), row(r, batched)]
+        ratios.append(pipe.steady / batched.steady)
+        totals.append(pipe.throughput / batched.throughput)
+    if loop is not None:
+        lines.append(row("-", loop))
+
+    def summary(values: list[float]) -> str:
+        each = ", ".join(f"{v:.2f}" for v in values)
+        return f"median {statistics.median(values):.2f}, range {min(values):.2f}-{max(values):.2f} ({each})"
+
+    lines += ["", f"pipeline / batched (steady, same rows): {summary(ratios)}   (target >= 0.9)",
+              f"pipeline / batched (total):             {summary(totals)}   (with start-up)"]
+    if loop is not None:
+        pipes = [p.steady / loop.steady for p, _ in rounds]
+        bares = [b.steady / loop.steady for _, b in rounds]
+        lines += [f"pipeline / loop (steady):               {summary(pipes)}   (target >= 5)",
+                  f"batched / loop (steady):                {summary(bares)}   (target >= 5)"]
     return "\n".join(lines)
 
 
@@ -305,6 +337,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--delay", type=float, default=0.05, help="fake backend: seconds per generate call")
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved pipeline / bare batched rounds")
+    parser.add_argument("--no-loop", action="store_true", help="skip the one-prompt-a-call loop")
     parser.add_argument("--dtype", default="auto", help="transformers dtype of the three main runs")
     parser.add_argument("--dtypes", default="float32,bfloat16", help="per-dtype table's dtypes ('' skips)")
     parser.add_argument("--dtype-n", type=int, default=16, help="prompts of the per-dtype table")
@@ -331,17 +365,37 @@ def bench_backend(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as out:
         config = make_config(args, Path(out))
         prompts = prompts_of(config)
-        pipeline = time_pipeline(config, use_ray=not args.no_ray)
+        by_id = {p.example_id: p for p in prompts}
+        sampling, size = config.sampling, args.batch_size
         backend = build_backend(config.backend.name, config.backend.params)
+        rounds: list[tuple[Timing, Timing]] = []
+        groups: list[list[Any]] = []
         try:
-            backend.generate(prompts[:1], config.sampling)  # warm-up, as the pipeline's actor is warm
-            sampling, size = config.sampling, args.batch_size
-            batched = time_backend(backend, prompts, sampling, size, "batched (bare backend)")
-            loop = time_backend(backend, prompts, config.sampling, 1, "loop (one prompt a call)")
+            backend.generate(prompts[:1], sampling)  # warm-up, as the pipeline's actor is warm
+            for r in range(args.repeats):
+                # the order alternates, so that a drift in the machine's load does not favour one side
+                pipe_first = r % 2 == 0 or not groups
+                if pipe_first:
+                    pipeline = time_pipeline(config, use_ray=not args.no_ray)
+                    groups = [[by_id[i] for i in g] for g in pipeline.groups]
+                batched = time_backend(backend, groups, sampling, size, "batched (bare backend)")
+                same = True
+                if not pipe_first:
+                    pipeline = time_pipeline(config, use_ray=not args.no_ray)
+                    same = [[by_id[i] for i in g] for g in pipeline.groups] == groups
+                rounds.append((pipeline, batched))
+                # each round as it ends (a run cut short keeps its rounds): rates, ratio, batch seconds, load
+                rows = f"{'the same' if same else 'NOT the same'} {pipeline.n - len(groups[0])} rows"
+                load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+                print(f"round {r} ({time.strftime('%H:%M:%S')}, load average {load}): pipeline "
+                      f"{pipeline.steady:.3f}/s {[round(b, 1) for b in pipeline.batch_s]} s, batched "
+                      f"{batched.steady:.3f}/s {[round(b, 1) for b in batched.batch_s]} s, ratio "
+                      f"{pipeline.steady / batched.steady:.2f} (steady, {rows})", flush=True)
+            loop = None if args.no_loop else time_backend(backend, groups, sampling, 1, "loop (one a call)")
         finally:
             backend.close()
         dtypes = time_dtypes(config, prompts, args) if args.backend == "transformers" and args.dtypes else ""
-    print(report([pipeline, batched, loop]))
+    print(report(rounds, loop))
     if dtypes:
         print("\n" + dtypes)
 

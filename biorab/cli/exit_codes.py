@@ -9,6 +9,8 @@ USAGE_OR_INPUT = 2
 INCOMPLETE = 3
 #: Another run holds the output directory's lock.
 LOCKED = 4
+#: A command group of the CLI cannot be imported (a missing module or dependency): the install is broken.
+BROKEN_INSTALL = 5
 #: Interrupted (Ctrl-C / SIGINT), as shells report 128 + SIGINT.
 INTERRUPTED = 130
 

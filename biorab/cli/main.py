@@ -14,7 +14,8 @@ from biorab.cli.flag_help import use_flag_help
 from biorab.cli.process_env import apply_process_env_defaults
 from biorab.errors import BioRABError
 
-# One module per command group; a missing module is skipped so the CLI keeps working while parts land.
+# One module per command group. A group that cannot load (a missing file, a missing dependency: a broken
+# install) must not vanish from the CLI: `main()` fails naming the module and its import error.
 COMMAND_MODULES: tuple[str, ...] = (
     "data",
     "score",
@@ -38,15 +39,26 @@ app = typer.Typer(
 )
 
 
+#: The command groups that could not be imported: module name → its import error.
+LOAD_ERRORS: dict[str, ImportError] = {}
+
+
 def _register_commands() -> None:
+    # Import errors are kept, not raised here: at import time (the console script imports this module
+    # before `main()` runs) they would end in a traceback rather than a one-line error and exit status.
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(f"biorab.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"biorab.cli.{name}":
-                continue
-            raise
+        except ImportError as e:
+            LOAD_ERRORS[f"biorab.cli.{name}"] = e
+            continue
         module.register(app)
+
+
+def load_error_message() -> str:
+    """One line per command group that could not load, naming its module and import error."""
+    return "\n".join(f"error: the command group in {module} cannot load: {type(e).__name__}: {e}; the "
+                     "install is broken (reinstall with install.sh)" for module, e in LOAD_ERRORS.items())
 
 
 _register_commands()
@@ -57,6 +69,8 @@ def main() -> None:
     """Entry point: runs the Typer app and turns errors into a one-line message and an exit status
     (`biorab.cli.exit_codes`): 2 for bad input, disks and stores, 130 for an interrupt."""
     apply_process_env_defaults()
+    if LOAD_ERRORS:
+        _fail(load_error_message(), exit_codes.BROKEN_INSTALL)
     try:
         # In non-standalone mode typer *returns* the status of `typer.Exit(n)` and of Ctrl-C (130, from
         # its own KeyboardInterrupt handler) instead of exiting, so the return value must be honoured.

@@ -15,32 +15,60 @@ SweepArg = Annotated[Path, typer.Argument(help="sweep YAML (see jobs/sweep_smoke
 
 
 def plan(
-    sweep: SweepArg,
+    config: Annotated[Path, typer.Argument(help="sweep YAML (jobs/paper.yaml) or run config "
+                                           "(jobs/drugmech_paper.yaml)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
     skip_data: Annotated[bool, typer.Option("--skip-data", help="skip the splits check")] = False,
+    cells: Annotated[bool, typer.Option("--cells", help="list a sweep's cells too (a run config's cells are "
+                                        "always listed)")] = False,
 ) -> None:
     """Cells, unique retrieval and generation keys (after dedupe and against the caches), tokens and
-    GPU-hours of SWEEP, and every config error, in seconds and without a GPU."""
+    GPU-hours of CONFIG, and every config error, in seconds and without a GPU. A run config's cells are
+    listed by id with their rows and prompt tokens; a sweep's with --cells."""
+    from biorab.config_loading import read_yaml, validate_mapping
     from biorab.errors import ConfigError
+    from biorab.experiment import ExperimentConfig
     from biorab.sweep import load_sweep
-    from biorab.sweep.cost_estimate import plan_sweep
+    from biorab.sweep.config import is_run_config
+    from biorab.sweep.cost_estimate import plan_experiment, plan_sweep
 
-    cfg = load_sweep(sweep)
-    result = plan_sweep(cfg, path=sweep, check_data=not skip_data)
+    data = read_yaml(config)
+    kind = "run" if is_run_config(data) else "sweep"
+    if kind == "run":
+        run = validate_mapping(ExperimentConfig, data, path=config)
+        result = plan_experiment(run, path=config, check_data=not skip_data)
+    else:
+        result = plan_sweep(load_sweep(config), path=config, check_data=not skip_data, list_cells=cells)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
-        _print_plan(result)
+        _print_plan(result, kind)
+        if result.cell_estimates is not None:
+            _print_cells(result.cell_estimates)
     if result.errors:
         raise ConfigError(f"{len(result.errors)} config error(s) found before launch (listed above)",
-                          path=sweep)
+                          path=config)
 
 
-def _print_plan(p: Any) -> None:
+def _print_cells(cells: list[Any]) -> None:
+    """Every planned cell, run by run: its id (as `biorab validate` lists it), rows and prompt tokens."""
+    by_run: dict[tuple[str, str], list[Any]] = {}
+    for c in cells:
+        by_run.setdefault((c.model, c.run), []).append(c)
+    for (model, run), listed in by_run.items():
+        typer.echo(f"cells of run {run} (model {model}): {len(listed)}")
+        for c in listed:
+            estimated = f", {c.estimated_rows} prompts estimated" if c.estimated_rows else ""
+            mark = "" if c.tokens_exact else "~"
+            typer.echo(f"  {c.cell}  {c.rows} rows{estimated}, {mark}{c.prompt_tokens:,} prompt tokens")
+
+
+def _print_plan(p: Any, kind: str = "sweep") -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sweep {p.sweep}: {p.cells} cells in {p.runs} runs (planned in {p.seconds:.2f} s)")
+    runs = f" in {p.runs} runs" if kind == "sweep" else ""
+    table = Table(title=f"{kind} {p.sweep}: {p.cells} cells{runs} (planned in {p.seconds:.2f} s)")
     for col in ("model", "backend", "cells", "gen keys", "new gens", "estimated", "prompt tok (new)",
                 "decode tok (new)", "GPU-h", "throughput"):
         table.add_column(col)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.experiment import DatasetSpec, RetrievalSpec
+from biorab.generation.base import SamplingParams
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import expand_cells, expand_runs
 
@@ -30,8 +32,11 @@ class CellRecord:
     n: int
     ratio: str | None = None  # the positive:negative ratio of a resampled test split (Table 6), else None
     excluded: bool = False  # retrieval with `exclude_test_duplicates: true`
-    setting: str = ""  # the retrieval setting with the switch off: pairs an excluded cell with the paper's
+    setting: str = ""  # the whole spec with the switch off: pairs an excluded cell with the paper's
     leak: float | None = None  # share of queries whose hits include their own text (retrieving cells)
+    #: The whole cell spec, field by field (``dataset.limit``, ``retrieval.filter``, ``sampling.max_tokens``,
+    #: ...: `spec_items`), so that the report keys its rows by all of it, never by a few axes.
+    spec: tuple[tuple[str, str], ...] = ()
 
     @property
     def corpus(self) -> str:
@@ -48,7 +53,9 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
     """Every finished cell of the sweep, and the runs that have no results yet."""
     from biorab.metrics.task_scoring import PRIMARY_METRIC
 
-    axes = {(c.model, c.seed, c.dataset.name, c.dataset.split, c.retrieval.model_dump_json()): c
+    # keyed by the whole cell spec: two sweep cells that differ only in a dataset limit or their sampling
+    # (two blocks) are two cells here too
+    axes = {(c.model, c.seed, c.dataset, c.retrieval.model_dump_json(), c.sampling.model_dump_json()): c
             for c in expand_cells(sweep, path=path)}
     records, missing = [], []
     for run in expand_runs(sweep, path=path):
@@ -61,14 +68,26 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
             spec = by_id.get(cell["cell_id"])
             if spec is None or cell.get("task") not in PRIMARY_METRIC:
                 continue  # a cell of an older config, or a DrugMech cell (reported in the run's report.md)
-            sweep_cell = axes.get((run.model, run.config.seed, spec.dataset.name, spec.dataset.split,
-                                   spec.retrieval.model_dump_json()))
-            records.append(_record(run.model, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC))
+            sweep_cell = axes.get((run.model, run.config.seed, spec.dataset, spec.retrieval.model_dump_json(),
+                                   run.config.sampling.model_dump_json()))
+            items = spec_items(run.config.seed, spec.dataset, spec.retrieval, run.config.sampling)
+            records.append(_record(run.model, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items))
     return records, missing
 
 
+def spec_items(seed: int, dataset: DatasetSpec, retrieval: RetrievalSpec,
+               sampling: SamplingParams) -> tuple[tuple[str, str], ...]:
+    """A cell's spec as (``group.field``, JSON value) pairs: the seed, every field of its dataset slice,
+    retrieval setting and sampling."""
+    out = [("seed", json.dumps(seed))]
+    for group, part in (("dataset", dataset), ("retrieval", retrieval), ("sampling", sampling)):
+        fields = part.model_dump(mode="json")
+        out += [(f"{group}.{k}", json.dumps(v, sort_keys=True)) for k, v in fields.items()]
+    return tuple(out)
+
+
 def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: Any,
-            primary: Mapping[str, str]) -> CellRecord:
+            primary: Mapping[str, str], items: tuple[tuple[str, str], ...]) -> CellRecord:
     r = spec.retrieval
     fallback = r.retriever if r.retrieves else "none"
     return CellRecord(model=model, dataset=cell["dataset"], task=cell["task"],
@@ -78,5 +97,5 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       predictions=Path(cell["predictions"]), n=int(cell["n"]),
                       ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None,
                       excluded=r.exclude_test_duplicates,
-                      setting=r.model_copy(update={"exclude_test_duplicates": False}).model_dump_json(),
-                      leak=(cell.get("leak_share") or {}).get("value"))
+                      setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
+                      leak=(cell.get("leak_share") or {}).get("value"), spec=items)

@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.drugmech.experiment.spec import DrugMechSpec
-from biorab.experiment import DatasetSpec, ParserMode, TestbedKind, TrackingConfig
+from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TestbedKind, TrackingConfig
 from biorab.generation.base import SamplingParams
 from biorab.params import Params
 from biorab.retrieval.selection import Selection
@@ -269,3 +269,11 @@ class SweepConfig(Params):
 def load_sweep(path: str | Path) -> SweepConfig:
     """Read and validate a sweep YAML; errors name the file and the dotted key."""
     return validate_mapping(SweepConfig, read_yaml(path), path=path)
+
+
+def is_run_config(data: dict[str, Any]) -> bool:
+    """Whether a YAML mapping is a run config (`ExperimentConfig`) rather than a sweep: it has none of the
+    keys only a sweep has (``models``, ``matrix``, ``retrievers``, ``exclude``, ``throughput``). A run
+    config may hold just ``name`` and ``drugmech`` (every other key has a default)."""
+    sweep_only = set(SweepConfig.model_fields) - set(ExperimentConfig.model_fields)
+    return not sweep_only & data.keys()

@@ -1,5 +1,7 @@
 """`plan_sweep`: what a sweep will cost before it runs: cells, unique retrieval and generation keys after
 dedupe across cells and against the caches, prompt and decode tokens, and GPU-hours; every config error.
+`plan_experiment` plans one run config the same way (its one model, the default throughput table).
+Both can list every cell with its rows and prompt tokens (`CellEstimate`), from the same prompts.
 
 Keys are the runner's own (`biorab.caches.hits_key`, `biorab.caches.generation_key` over prompts rendered
 by `biorab.ral.render_prompt`), so a finished slice plans 0 new generations. Where a prompt cannot be known
@@ -11,23 +13,26 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, HitStore, default_store_paths
 from biorab.errors import BioRABError
-from biorab.experiment import Cell
+from biorab.experiment import Cell, ExperimentConfig
 from biorab.generation.base import SamplingParams
 from biorab.generation.model_info import ModelInfo, model_info
 from biorab.records import Prompt
-from biorab.sweep.config import SweepConfig
+from biorab.sweep.config import ModelProfile, SweepConfig, ThroughputSpec
 from biorab.sweep.expand import SweepRun, expand_runs
 from biorab.sweep.keys import generation_keys
 from biorab.sweep.models import CHARS_PER_TOKEN, TokenCounter
 from biorab.sweep.prompts import CellPrompts, PromptPlanner
 from biorab.sweep.throughput import Measured, gpu_hours, read_measured
+
+#: Characters a DrugMech prompt is estimated at (rendering it loads DrugMechDB).
+DRUGMECH_PROMPT_CHARS = 2400
 
 
 @dataclass
@@ -50,6 +55,20 @@ class ModelPlan:
     throughput: str = "table"
 
 
+@dataclass(frozen=True)
+class CellEstimate:
+    """One cell as the plan saw it: its id (as `biorab validate` lists it), its rows, and the tokens of all
+    its prompts (before dedupe across cells and against the cache; awareness probes not included)."""
+
+    model: str
+    run: str
+    cell: str
+    rows: int
+    estimated_rows: int  # rows whose prompt is estimated from length (hits not cached, DrugMech)
+    prompt_tokens: int
+    tokens_exact: bool  # every prompt exact and counted with the model's tokenizer
+
+
 @dataclass
 class SweepPlan:
     """The whole sweep's plan (`to_json` is ``biorab plan --json``)."""
@@ -70,29 +89,74 @@ class SweepPlan:
     models: list[ModelPlan] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    cell_estimates: list[CellEstimate] | None = None  # filled when asked (`list_cells`)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.cell_estimates is None:  # not asked: the JSON stays as it was
+            del out["cell_estimates"]
+        return out
 
 
-def plan_sweep(sweep: SweepConfig, *, path: str | Path | None = None, check_data: bool = True) -> SweepPlan:
-    """Plan every cell of `sweep` against the caches under `biorab.paths.cache_dir`."""
-    from biorab.paths import cache_dir
-
+def plan_sweep(sweep: SweepConfig, *, path: str | Path | None = None, check_data: bool = True,
+               list_cells: bool = False) -> SweepPlan:
+    """Plan every cell of `sweep` against the caches under `biorab.paths.cache_dir`; `list_cells` keeps
+    each cell's estimate in `SweepPlan.cell_estimates`."""
     start = time.perf_counter()
     plan = SweepPlan(sweep.name, gpu=sweep.throughput.gpu)
     runs = _checked_runs(sweep, path, check_data, plan.errors)
+    profiles = sweep.all_models()
+    return _plan_runs(plan, runs, lambda model: profiles[model], sweep.throughput,
+                      read_measured(sweep.sweep_dir()), list_cells, start)
+
+
+def plan_experiment(config: ExperimentConfig, *, path: str | Path | None = None, check_data: bool = True,
+                    list_cells: bool = True) -> SweepPlan:
+    """Plan a run config as `plan_sweep` plans each run of a sweep: one model (named by its backend's
+    ``model`` param, else the backend), GPU-hours from the default throughput table (only a sweep records
+    measured throughput). ``SweepPlan.sweep`` is the run's name."""
+    from biorab.runner.checks.validate import check_experiment
+
+    start = time.perf_counter()
+    plan = SweepPlan(config.name, gpu=ThroughputSpec().gpu)
+    model = str(config.backend.params.get("model") or config.backend.name)
+    runs = [SweepRun(model, config)]
+    try:
+        check_experiment(config, path=path, check_data=check_data)
+    except BioRABError as e:
+        plan.errors.append(str(e))
+        runs = []
+    profile = _run_profile(config)
+    return _plan_runs(plan, runs, lambda _: profile, ThroughputSpec(), {}, list_cells, start)
+
+
+def _run_profile(config: ExperimentConfig) -> ModelProfile:
+    """The model profile a run config's backend amounts to (what the GPU-hour estimate reads of it)."""
+    params = config.backend.params
+    model, tp = params.get("model"), params.get("tensor_parallel_size", 1)
+    return ModelProfile(backend=config.backend.name, model=model if isinstance(model, str) else None,
+                        tensor_parallel_size=tp if isinstance(tp, int) and tp >= 1 else 1)
+
+
+def _plan_runs(plan: SweepPlan, runs: list[SweepRun], profile_of: Callable[[str], ModelProfile],
+               throughput: ThroughputSpec, measured: dict[str, Measured], list_cells: bool,
+               start: float) -> SweepPlan:
+    """Plan `runs` model by model into `plan` (shared by sweeps and run configs)."""
+    from biorab.paths import cache_dir
+
+    if list_cells:
+        plan.cell_estimates = []
     hits_path, gens_path = default_store_paths(cache_dir())
     hit_store = HitStore(hits_path) if hits_path.is_file() else None
     gen_store = GenerationStore(gens_path) if gens_path.is_file() else None
     planner = PromptPlanner(hit_store, cache_dir() / "sweep" / "corpus_digests.json")
-    measured = read_measured(sweep.sweep_dir())
     hit_keys: set[str] = set()
     new_hits: set[str] = set()
     try:
         for model, model_runs in _by_model(runs):
-            plan.models.append(_plan_model(sweep, model, model_runs, planner, gen_store, measured,
-                                           hit_keys, new_hits, plan.errors))
+            plan.models.append(_plan_model(profile_of(model), throughput, model, model_runs, planner,
+                                           gen_store, measured, hit_keys, new_hits, plan.errors,
+                                           plan.cell_estimates))
     finally:
         planner.close()
     _totals(plan, runs, hit_keys, new_hits)
@@ -128,7 +192,8 @@ def _by_model(runs: list[SweepRun]) -> Iterator[tuple[str, list[SweepRun]]]:
 
 
 def _plan_model(
-    sweep: SweepConfig,
+    profile: ModelProfile,
+    throughput: ThroughputSpec,
     model: str,
     runs: list[SweepRun],
     planner: PromptPlanner,
@@ -137,8 +202,8 @@ def _plan_model(
     hit_keys: set[str],
     new_hits: set[str],
     errors: list[str],
+    listing: list[CellEstimate] | None,
 ) -> ModelPlan:
-    profile = sweep.all_models()[model]
     out = ModelPlan(model, profile.backend, [r.config.name for r in runs])
     info = model_info(runs[0].config.backend)
     counter = TokenCounter(info.tokenizer_location)
@@ -157,7 +222,9 @@ def _plan_model(
             hit_keys |= prompts.hit_keys
             new_hits |= prompts.new_hit_keys
             _add_keys(info, cell, prompts, sampling, exact, estimated)
-        out.cells += _drugmech_estimate(run, info, estimated, errors)
+            if listing is not None:
+                listing.append(_cell_estimate(model, run, cell, prompts, counter))
+        out.cells += _drugmech_estimate(run, info, estimated, errors, listing)
     found = gen_store.store.get_many(list(exact)) if gen_store is not None and info.exact else {}
     new_exact = [p for k, p in exact.items() if k not in found]
     new_tokens = sum(counter.count([p.text for p in new_exact])) if new_exact else 0
@@ -170,8 +237,8 @@ def _plan_model(
     rec = measured.get(info.digest)
     per_gen = rec.mean_completion_tokens if rec else float(runs[0].config.sampling.max_tokens)
     out.new_decode_tokens = int(out.new_generations * per_gen)
-    out.throughput = "measured" if rec else f"table ({sweep.throughput.gpu})"
-    out.gpu_hours = round(gpu_hours(profile, sweep.throughput, prompt_tokens=out.new_prompt_tokens,
+    out.throughput = "measured" if rec else f"table ({throughput.gpu})"
+    out.gpu_hours = round(gpu_hours(profile, throughput, prompt_tokens=out.new_prompt_tokens,
                                     decode_tokens=out.new_decode_tokens, generations=out.new_generations,
                                     measured=rec), 4)
     return out
@@ -204,7 +271,18 @@ def _add_keys(info: ModelInfo, cell: Cell, prompts: CellPrompts, sampling: Sampl
         estimated[f"{info.digest}:probe:{key}"] = chars // 2
 
 
-def _drugmech_estimate(run: SweepRun, info: ModelInfo, estimated: dict[str, int], errors: list[str]) -> int:
+def _cell_estimate(model: str, run: SweepRun, cell: Cell, prompts: CellPrompts,
+                   counter: TokenCounter) -> CellEstimate:
+    """A cell's rows and prompt tokens, from the prompts the plan counts (exact ones by `counter`)."""
+    exact_tokens = sum(counter.count([p.text for p in prompts.exact])) if prompts.exact else 0
+    est_tokens = sum(math.ceil(chars / CHARS_PER_TOKEN) for chars in prompts.estimated.values())
+    return CellEstimate(model, run.config.name, cell.cell_id, len(prompts.exact) + len(prompts.estimated),
+                        len(prompts.estimated), exact_tokens + est_tokens,
+                        counter.exact and not prompts.estimated)
+
+
+def _drugmech_estimate(run: SweepRun, info: ModelInfo, estimated: dict[str, int], errors: list[str],
+                       listing: list[CellEstimate] | None) -> int:
     """DrugMech cells are counted with estimated prompts (rendering them loads DrugMechDB); returns cells."""
     if run.config.drugmech is None:
         return 0
@@ -217,9 +295,12 @@ def _drugmech_estimate(run: SweepRun, info: ModelInfo, estimated: dict[str, int]
         return 0
     for loaded, plan in cells:
         n = len(loaded.qfile.queries) if hasattr(loaded.qfile, "queries") else 0
-        limit = run.config.drugmech.limit or n
-        for i in range(min(n, limit)):
-            estimated[f"{info.digest}:{plan.cell_id}:{i}"] = 2400
+        rows = min(n, run.config.drugmech.limit or n)
+        for i in range(rows):
+            estimated[f"{info.digest}:{plan.cell_id}:{i}"] = DRUGMECH_PROMPT_CHARS
+        if listing is not None:
+            tokens = rows * math.ceil(DRUGMECH_PROMPT_CHARS / CHARS_PER_TOKEN)
+            listing.append(CellEstimate(run.model, run.config.name, plan.cell_id, rows, rows, tokens, False))
     return len(cells)
 
 

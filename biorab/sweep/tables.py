@@ -76,13 +76,70 @@ def _table(title: str, cells: list[CellRecord], sig: dict[int, Significance], id
            label: Callable[[CellRecord], str]) -> Grid:
     """Rows labelled by `label(cell)` (first-seen order), columns datasets (first-seen order)."""
     datasets = list(dict.fromkeys(c.dataset for c in cells))
-    rows: dict[str, dict[str, tuple[float | None, str]]] = {}
-    for c in cells:
-        rows.setdefault(label(c), {})[c.dataset] = _fmt(c, None, sig.get(ids[id(c)]))
     grid = Grid(title, datasets)
-    for name, by_ds in rows.items():
-        grid.rows.append((name, [by_ds.get(d, (None, "")) for d in datasets]))
+    for name, by_ds in rows_of(cells, label, lambda c: c.dataset).items():
+        grid.rows.append((name, [_fmt(c, None, sig.get(ids[id(c)])) if (c := by_ds.get(d)) else (None, "")
+                                 for d in datasets]))
     return grid
+
+
+def rows_of(cells: list[CellRecord], label: Callable[[CellRecord], str],
+            column: Callable[[CellRecord], str]) -> dict[str, dict[str, CellRecord]]:
+    """Row label → column → cell, rows in first-seen order. Cells that `label` would put in the same row
+    and column (a plain cell and a method cell on one corpus, two dataset limits, two seeds...) each get a
+    row of their own: their label gains the spec axes that tell them apart (`spec_axes`), only those.
+    Cells whose whole spec is the same cannot be told apart: a ValueError names them."""
+    groups: dict[str, list[CellRecord]] = {}
+    for c in cells:
+        groups.setdefault(label(c), []).append(c)
+    rows: dict[str, dict[str, CellRecord]] = {}
+    for base, group in groups.items():
+        shown = [[text for _, text in spec_axes(c)] for c in group]
+        chosen: list[int] = []
+        while clash := _clash(group, column, shown, chosen):
+            axis = next((j for j in range(len(shown[clash[0]])) if j not in chosen
+                         and len({shown[i][j] for i in clash}) > 1), None)
+            if axis is None:
+                names = ", ".join(group[i].predictions.name for i in clash)
+                raise ValueError(f"cells {names} would share the report's row {base!r}, column "
+                                 f"{column(group[clash[0]])!r}: their specs are the same")
+            chosen.append(axis)
+        for i, c in enumerate(group):
+            name = " / ".join([base, *(t for j in sorted(chosen) if (t := shown[i][j]))])
+            row = rows.setdefault(name, {})
+            if column(c) in row:
+                raise ValueError(f"cells {row[column(c)].predictions.name} and {c.predictions.name} would "
+                                 f"share the report's row {name!r}, column {column(c)!r}")
+            row[column(c)] = c
+    return rows
+
+
+def _clash(group: list[CellRecord], column: Callable[[CellRecord], str], shown: list[list[str]],
+           chosen: list[int]) -> list[int]:
+    """The indices of the first cells of `group` that the `chosen` axes leave in one row and column."""
+    seen: dict[tuple[str, ...], list[int]] = {}
+    for i, c in enumerate(group):
+        seen.setdefault((column(c), *(shown[i][j] for j in chosen)), []).append(i)
+    return next((ix for ix in seen.values() if len(ix) > 1), [])
+
+
+#: Spec fields shown by a named axis of `spec_axes` (the other fields are shown as ``field value``).
+_NAMED = ("seed", "retrieval.method", "retrieval.exclude_test_duplicates", "retrieval.filter",
+          "dataset.limit")
+
+
+def spec_axes(c: CellRecord) -> list[tuple[str, str]]:
+    """The cell's spec axis by axis, as the text a row label gains when that axis tells two cells apart
+    (empty: the axis at its default, nothing added). The same axes in the same order for every cell."""
+    spec = dict(c.spec)
+    limit, kept = spec.get("dataset.limit"), spec.get("retrieval.filter", "null")
+    axes = [("method", "" if c.method == "none" else c.method),
+            ("exclude_test_duplicates", "test duplicates excluded" if c.excluded else ""),
+            ("filter", "" if kept == "null" else f"filter {kept}"),
+            ("limit", "" if limit is None else "all rows" if limit == "null" else f"{limit} rows"),
+            ("ratio", c.ratio or ""),
+            ("seed", f"seed {c.seed}")]
+    return axes + [(k, f"{k.split('.', 1)[-1]} {v}") for k, v in c.spec if k not in _NAMED]
 
 
 def build_tables(cells: list[CellRecord], sig: dict[int, Significance]) -> list[Grid]:
@@ -133,9 +190,14 @@ def _scores(title: str, cells: list[CellRecord], names: tuple[str, ...],
     """Rows labelled by `label(cell)`, columns the metrics of `names` that any of the cells has."""
     columns = [m for m in names if any(m in c.metrics for c in cells)]
     grid = Grid(title, [SHOWN_AS.get(m, m).replace("_", " ") for m in columns])
-    for c in cells:
-        grid.rows.append((label(c), [_fmt(c, m, None) for m in columns]))
+    for name, row in rows_of(cells, label, _one_column).items():
+        grid.rows.append((name, [_fmt(row[""], m, None) for m in columns]))
     return grid
+
+
+def _one_column(c: CellRecord) -> str:
+    """A table whose row is one cell (its columns are metrics): every cell in the same column."""
+    return ""
 
 
 def _corpus_order(c: CellRecord) -> tuple[str, int, float]:
@@ -146,8 +208,8 @@ def _corpus_order(c: CellRecord) -> tuple[str, int, float]:
 def _awareness(cells: list[CellRecord]) -> Grid:
     grid = Grid("Table 3 shape: negative awareness (Testbed 4), rate ×100 [95% CI]",
                 ["true negative awareness", "false negative awareness"])
-    for c in cells:
-        grid.rows.append((f"{c.model} / {c.dataset}", [_fmt(c, m, None) for m in AWARENESS]))
+    for name, row in rows_of(cells, lambda c: f"{c.model} / {c.dataset}", _one_column).items():
+        grid.rows.append((name, [_fmt(row[""], m, None) for m in AWARENESS]))
     grid.note = AWARENESS_CONVENTION
     return grid
 
@@ -167,13 +229,14 @@ def test_duplicates(t1: list[CellRecord], excluded: list[CellRecord], sig: dict[
                 "headline metric ×100 [95% CI]",
                 ["as the paper", "leak share ×100", "test duplicates excluded", "leak share ×100"],
                 note=LEAK_SHARE)
-    for c in excluded:
-        base = paper.get((c.model, c.seed, c.dataset, c.setting))
-        if base is None:
-            continue
-        grid.rows.append((f"{c.model} / {base.retriever} / {c.dataset}",
-                          [_fmt(base, None, sig.get(ids[id(base)])), _leak(base),
-                           _fmt(c, None, sig.get(ids[id(c)])), _leak(c)]))
+    pairs = {id(c): base for c in excluded if (base := paper.get((c.model, c.seed, c.dataset, c.setting)))}
+    shown = rows_of([c for c in excluded if id(c) in pairs],
+                    lambda c: f"{c.model} / {pairs[id(c)].retriever} / {c.dataset}", _one_column)
+    for name, row in shown.items():
+        c = row[""]
+        base = pairs[id(c)]
+        grid.rows.append((name, [_fmt(base, None, sig.get(ids[id(base)])), _leak(base),
+                                 _fmt(c, None, sig.get(ids[id(c)])), _leak(c)]))
     return grid
 
 
@@ -186,16 +249,16 @@ def _leaks(cells: list[CellRecord]) -> Grid:
     """Every retrieving cell's leak share ×100: rows (LLM, retriever, corpus), columns datasets."""
     retrieving = [c for c in cells if c.leak is not None]
     datasets = list(dict.fromkeys(c.dataset for c in retrieving))
-    rows: dict[str, dict[str, tuple[float | None, str]]] = {}
-    for c in retrieving:
-        label = f"{c.model} / {c.retriever} / {c.corpus}"
-        label += (f" / {c.method}" if c.method != "none" else "") + (f" / {c.ratio}" if c.ratio else "")
-        rows.setdefault(label, {})[c.dataset] = _leak(c)
     grid = Grid("Leak share ×100: queries whose retrieved hits include their own text", datasets,
                 note=LEAK_SHARE)
-    for name, by_ds in rows.items():
-        grid.rows.append((name, [by_ds.get(d, (None, "")) for d in datasets]))
+    for name, by_ds in rows_of(retrieving, _leak_label, lambda c: c.dataset).items():
+        grid.rows.append((name, [_leak(by_ds[d]) if d in by_ds else (None, "") for d in datasets]))
     return grid
+
+
+def _leak_label(c: CellRecord) -> str:
+    label = f"{c.model} / {c.retriever} / {c.corpus}"
+    return label + (f" / {c.method}" if c.method != "none" else "") + (f" / {c.ratio}" if c.ratio else "")
 
 
 def to_markdown(grid: Grid) -> str:

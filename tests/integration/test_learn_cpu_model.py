@@ -162,9 +162,12 @@ def test_biorab_run_evaluates_the_registered_adapter(
 
 def test_encoder_is_scored_on_held_out_items_next_to_the_untrained_one(data_dir: Path) -> None:
     # The job's setting (jobs/tune_encoder.yaml): triplets from the train side of a seeded hash split of the
-    # corpus, AUROC/AUPRC on the held-out side only, trained and untrained on the same items. Measured here
-    # (docs/training.md): both at chance, so no improvement is asserted; the held-out items and the
-    # untrained encoder's number (no training randomness) are pinned.
+    # corpus, AUROC/AUPRC on the held-out side only, trained and untrained on the same items. What this test
+    # measures and asserts: the held-out items (110, 57 corrupted) and the untrained encoder's AUROC (no
+    # training randomness) are pinned; the trained AUROC is printed and only checked to lie in its own CI.
+    # Recorded in docs/training.md: untrained 0.518 [0.402, 0.648], trained 0.642 [0.534, 0.747], one run,
+    # one seed, 110 items: weak evidence of an improvement, so none is asserted. That the trained weights
+    # are the ones scored is tests/integration/test_tune_encoder_scores.py's.
     from biorab.learn.encoder_eval import slice_auroc
     from biorab.learn.encoder_model import new_encoder
     from biorab.learn.encoder_train import train_encoder

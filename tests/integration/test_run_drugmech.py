@@ -10,7 +10,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
+from biorab.drugmech.experiment.config_checks import check_drugmech
 from biorab.drugmech.prompts.render import render_prompt
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.errors import ConfigError
@@ -185,12 +187,32 @@ def test_chat_default_for_drugmech_only_configs() -> None:
 
 
 @pytest.mark.parametrize(("job", "cells"), [("drugmech_smoke.yaml", 2),
-                                            ("drugmech_paper.yaml", 12 * 2 * 5 + 2 * 5)])
+                                            ("drugmech_paper.yaml", 12 * 2 * 5 + (3 + 1) * 5)])
 def test_shipped_jobs_validate(job: str, cells: int) -> None:
     from biorab.drugmech.experiment.cell_slices import drugmech_cells
 
     cfg = load_experiment(REPO / "jobs" / job)
     assert len(drugmech_cells(cfg)) == cells
+
+
+def test_paper_job_runs_the_factual_positives_in_every_disease_mode_without_primekg() -> None:
+    """The paper reports the factual test in three disease modes; the positives need no PrimeKG (DrugMechDB
+    describes their diseases), the negatives outside NAMED_DISEASE do: `negative_modes` keeps those to
+    NAMED_DISEASE, and the job validates with no `primekg`."""
+    from biorab.drugmech.experiment.cell_slices import drugmech_cells
+
+    cfg = load_experiment(REPO / "jobs" / "drugmech_paper.yaml")
+    assert cfg.drugmech is not None and cfg.drugmech.primekg is None
+    factual = {(loaded.stem, plan.info.mode) for loaded, plan in drugmech_cells(cfg)  # type: ignore[union-attr]
+               if loaded.stem.startswith("factuals")}
+    assert factual == {("factuals_pos_r1k", "ANONYMIZED_DISEASE"), ("factuals_pos_r1k", "NAMED_DISEASE"),
+                       ("factuals_pos_r1k", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"),
+                       ("factuals_neg_r1k", "NAMED_DISEASE")}
+    # the same modes for the negatives too would need PrimeKG: refused, naming the key
+    data = yaml.safe_load((REPO / "jobs" / "drugmech_paper.yaml").read_text(encoding="utf-8"))
+    del data["drugmech"]["negative_modes"]
+    with pytest.raises(ConfigError, match="factual negatives outside NAMED_DISEASE"):
+        check_drugmech(ExperimentConfig.model_validate(data))
 
 
 def test_biorab_run_cli_prints_the_drugmech_table(tmp_path: Path) -> None:

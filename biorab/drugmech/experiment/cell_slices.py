@@ -56,7 +56,9 @@ def cell_infos(spec: DrugMechSpec, loaded: LoadedFile) -> list[DrugMechCellInfo]
     from biorab.drugmech.queries.query_files import KNOWN_MOA
 
     qtype = loaded.qfile.query_type
-    settings = [(None, m) for m in spec.modes] if qtype == KNOWN_MOA else [(w, None) for w in spec.worlds]
+    settings: list[tuple[str | None, str | None]] = (
+        [(None, m) for m in spec.factual_modes(loaded.qfile.is_negative)] if qtype == KNOWN_MOA
+        else [(w, None) for w in spec.worlds])
     return [DrugMechCellInfo(loaded.name, qtype, world, mode, run)
             for world, mode in settings for run in range(spec.runs)]
 

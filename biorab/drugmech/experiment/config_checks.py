@@ -43,11 +43,12 @@ def check_drugmech(
             raise ConfigError(f"cannot load query file {entry!r}: {e}", key=f"drugmech.query_files.{i}",
                               path=path) from e
         factual = qfile.query_type == KNOWN_MOA
-        settings = [("open", m) for m in spec.modes] if factual else [(w, NAMED) for w in spec.worlds]
+        modes = spec.factual_modes(qfile.is_negative)
+        settings = [("open", m) for m in modes] if factual else [(w, NAMED) for w in spec.worlds]
         needs_moas |= any(needs_drugmechdb(qfile.query_type, world=w, mode=m) for w, m in settings)
-        if factual and qfile.is_negative and spec.primekg is None and any(m != NAMED for m in spec.modes):
+        if factual and qfile.is_negative and spec.primekg is None and any(m != NAMED for m in modes):
             raise ConfigError(f"{qfile.name}: factual negatives outside NAMED_DISEASE are described from "
-                              "PrimeKG; set drugmech.primekg to kg.csv or use modes: [NAMED_DISEASE]",
+                              "PrimeKG; set drugmech.primekg to kg.csv, or negative_modes: [NAMED_DISEASE]",
                               key="drugmech.primekg", path=path)
     if spec.primekg is not None and not Path(spec.primekg).expanduser().is_file():
         raise ConfigError(f"PrimeKG file {spec.primekg!r} not found", key="drugmech.primekg", path=path)

@@ -39,6 +39,10 @@ class DrugMechSpec(Params):
         query_files: released file stems (``delete_pos_ppi_r250``) or paths of ``.json`` query files in the
             released schema (e.g. written by ``biorab drugmech generate``).
         worlds: the worlds of the counterfactual files; `modes`: the disease modes of the factual files.
+        negative_modes: the disease modes of the factual negative files when they differ from `modes`
+            (``None``: `modes`). Outside ``NAMED_DISEASE`` the negatives' diseases are described from
+            PrimeKG, the positives' from DrugMechDB: ``modes`` of all three with ``negative_modes:
+            [NAMED_DISEASE]`` runs the paper's positive modes without PrimeKG.
         runs: independent runs; run ``r`` samples with ``sampling.seed + r``.
         limit: the first `limit` rows of each file (all when ``None``).
         parser: ``robust`` or ``strict_original`` (scoring only: changing it re-scores the same rows).
@@ -51,6 +55,7 @@ class DrugMechSpec(Params):
     query_files: tuple[str, ...] = Field(min_length=1)
     worlds: tuple[World, ...] = Field(default=("open",), min_length=1)
     modes: tuple[DiseaseMode, ...] = Field(default=("NAMED_DISEASE",), min_length=1)
+    negative_modes: tuple[DiseaseMode, ...] | None = Field(default=None, min_length=1)
     runs: int = Field(default=1, ge=1)
     limit: int | None = Field(default=None, ge=1)
     parser: Literal["robust", "strict_original"] = "robust"
@@ -61,13 +66,19 @@ class DrugMechSpec(Params):
     n_resamples: int = Field(default=9999, ge=2)
     bootstrap_seed: int = 42
 
-    @field_validator("query_files", "worlds", "modes")
+    @field_validator("query_files", "worlds", "modes", "negative_modes")
     @classmethod
-    def _unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _unique(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return value
         repeated = sorted({v for v in value if value.count(v) > 1})
         if repeated:
             raise ValueError(f"repeated entries: {', '.join(repeated)}")
         return value
+
+    def factual_modes(self, negative: bool) -> tuple[DiseaseMode, ...]:
+        """The disease modes of a factual file: `negative_modes` for a negative one when set, else `modes`."""
+        return self.negative_modes if negative and self.negative_modes is not None else self.modes
 
     @classmethod
     def prepare_config(cls, data: Any) -> Any:

@@ -67,3 +67,44 @@ def test_test_duplicates_side_by_side_and_leak_shares() -> None:
                           ("m / bm25-notestdups / labeled", [(None, "0.0")]),
                           ("m / medcpt-notestdups / labeled", [(None, "0.0")])]
     assert "own text" in to_markdown(leaks)
+
+
+def test_cells_that_would_share_a_row_get_rows_of_their_own() -> None:
+    """Rows are keyed by the whole cell spec: cells that differ only in an axis the label leaves out get
+    that axis in their labels (only that one); cells with the same spec are an error, not one hidden cell."""
+    from dataclasses import replace
+
+    import pytest
+
+    from biorab.sweep.tables import rows_of
+
+    def spec(limit: str, filter_: str = "null") -> tuple[tuple[str, str], ...]:
+        return (("dataset.limit", limit), ("retrieval.filter", filter_), ("sampling.max_tokens", "8"))
+
+    plain = replace(record("bm25", "counterfactual", rate=0.2), spec=spec("60"))
+    small = replace(plain, spec=spec("4"), predictions=Path("small.parquet"))
+    seeded = replace(plain, seed=1, predictions=Path("seeded.parquet"))
+    encoder = '{"encoder": "e", "threshold": 0.5}'
+    kept = replace(plain, spec=spec("60", encoder), predictions=Path("kept.parquet"))
+    other_ds = replace(plain, dataset="semclass", spec=spec("null"))
+
+    def label(c: CellRecord) -> str:
+        return f"{c.model} / {c.corpus}"
+
+    def labels(cells: list[CellRecord]) -> dict[str, list[str]]:
+        return {name: list(row) for name, row in rows_of(cells, label, lambda c: c.dataset).items()}
+
+    assert labels([plain, other_ds]) == {"m / counterfactual (20%)": ["ade_corpus_v2", "semclass"]}
+    assert labels([plain, small, other_ds]) == {"m / counterfactual (20%) / 60 rows": ["ade_corpus_v2"],
+                                               "m / counterfactual (20%) / 4 rows": ["ade_corpus_v2"],
+                                               "m / counterfactual (20%) / all rows": ["semclass"]}
+    assert list(labels([plain, seeded])) == ["m / counterfactual (20%) / seed 0",
+                                             "m / counterfactual (20%) / seed 1"]
+    assert list(labels([plain, kept])) == ["m / counterfactual (20%)",
+                                           f"m / counterfactual (20%) / filter {encoder}"]
+    other_tokens = replace(plain, spec=(*spec("60")[:2], ("sampling.max_tokens", "32")))
+    assert list(labels([plain, other_tokens])) == ["m / counterfactual (20%) / max_tokens 8",
+                                                   "m / counterfactual (20%) / max_tokens 32"]
+    with pytest.raises(ValueError, match=r"x.parquet, x.parquet would share the report's row "
+                                         r"'m / counterfactual \(20%\)', column 'ade_corpus_v2'"):
+        rows_of([plain, plain], label, lambda c: c.dataset)

@@ -1,0 +1,130 @@
+"""Every number in `biorab report`'s tables is the summary.json value of the cell its row and column name.
+
+A fake-backend sweep over the fixture Ade-corpus-v2 with one model on counterfactual 20% three times: the
+plain cell at 30 rows, the same plain setting at 8 rows (another block, another dataset limit) and a
+Detect-and-Correct cell at 4 rows, beside counterfactual 80%/100%, labeled and no retrieval. Keyed by a few
+axes, these three shared the row "fake / bm25 / counterfactual (20%)" of Table 2 and the last one written
+won (issue 36: the method cell's 4-row number shown, and marked best, as the plain cell's). Each table of
+the report is compared whole with the one built here from the runs' summary.json files.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from biorab.sweep import load_sweep
+from biorab.sweep.run import run_sweep
+
+REPO = Path(__file__).resolve().parents[2]
+Table = dict[str, dict[str, str]]
+
+
+def sweep_file(tmp_path: Path, data_dir: Path) -> Path:
+    def block(limit: int, testbeds: list[str], rates: list[float], **more: Any) -> dict[str, Any]:
+        return {"models": ["fake"], "datasets": [{"name": "ade_corpus_v2", "limit": limit}],
+                "testbeds": testbeds, "rates": rates, **more}
+
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "cells", "output_dir": str(tmp_path / "runs"), "data_dir": str(data_dir),
+        "models": {"fake": {"backend": "fake", "params": {"mode": "choice"}}},
+        "retrievers": {"bm25": {"retriever": "bm25", "k": 1}},
+        "matrix": [block(30, ["labeled", "counterfactual"], [0.2, 0.8, 1.0], retrievers=["none", "bm25"]),
+                   block(8, ["counterfactual"], [0.2], retrievers=["bm25"]),
+                   block(4, ["counterfactual"], [0.2], retrievers=["bm25"], methods=["detect_correct"])],
+        "sampling": {"max_tokens": 4}, "n_boot": 50, "tracking": {"enabled": False},
+    }), encoding="utf-8")
+    return path
+
+
+def report_tables(text: str) -> dict[str, Table]:
+    """Each ``### title`` of the markdown → row label → column → cell text, without the best and
+    significance marks (``**``, ``*``)."""
+    out: dict[str, Table] = {}
+    for part in text.split("\n### ")[1:]:
+        lines = [line for line in part.splitlines() if line.startswith("|")]
+        columns = [c.strip() for c in lines[0].strip("|").split("|")][1:]
+        rows: Table = {}
+        for line in lines[2:]:
+            label, *cells = [c.strip() for c in line.strip("|").split("|")]
+            assert label not in rows, f"row {label!r} twice in {part.splitlines()[0]!r}"
+            rows[label] = {col: cell.replace("*", "") for col, cell in zip(columns, cells, strict=True)}
+        out[part.splitlines()[0].split(":")[0]] = rows
+    return out
+
+
+def summaries(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every cell of the sweep's summary.json files by (cell label, rows): the cell label leaves the
+    dataset limit out, the row count tells the three counterfactual-20% cells apart."""
+    cells = {}
+    for path in sorted(run_dir.glob("*/summary.json")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            key = (cell["cell"], cell["n"])
+            assert key not in cells
+            cells[key] = cell
+    return cells
+
+
+def shown(cell: dict[str, Any], metric: str = "micro_f1") -> str:
+    v = cell["metrics"][metric]
+    if v["value"] is None:
+        return "n/a"
+    return f"{v['value'] * 100:.2f} [{v['ci_low'] * 100:.1f}, {v['ci_high'] * 100:.1f}]"
+
+
+def test_every_report_number_is_its_cells_summary_value(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    path = sweep_file(tmp_path, data_dir)
+    assert run_sweep(load_sweep(path), path=path).cells == 7
+    out = subprocess.run([sys.executable, "-m", "biorab.cli.main", "report", str(path), "--no-track"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = report_tables((tmp_path / "runs/cells/report/report.md").read_text(encoding="utf-8"))
+
+    s = summaries(tmp_path / "runs/cells")
+    cf20 = "ade_corpus_v2-test__counterfactual-0.2-bm25-k1"
+    plain, twin, method = s[(cf20, 30)], s[(cf20, 8)], s[(cf20 + "-detect_correct", 4)]
+    cf80 = s[("ade_corpus_v2-test__counterfactual-0.8-bm25-k1", 30)]
+    cf100 = s[("ade_corpus_v2-test__counterfactual-1-bm25-k1", 30)]
+    labeled = s[("ade_corpus_v2-test__labeled-bm25-k1", 30)]
+    none = s[("ade_corpus_v2-test__none__noexample", 30)]
+    # the three cells the old keying mixed up hold different numbers, so a swap cannot pass unnoticed
+    assert len({shown(plain), shown(twin), shown(method)}) == 3
+
+    def leak(cell: dict[str, Any]) -> str:
+        return f"{cell['leak_share']['value'] * 100:.1f}"
+
+    ade = "ade_corpus_v2"
+    scores = ("detection_precision", "detection_recall", "detection_f1", "correction_accuracy",
+              "corpus_accuracy_before", "corpus_accuracy_after")
+    want = {
+        "Table 1 shape": {"fake / bm25": {ade: shown(labeled)}, "fake / none": {ade: shown(none)}},
+        "Leak share ×100": {
+            "fake / bm25 / counterfactual (20%) / 30 rows": {ade: leak(plain)},
+            "fake / bm25 / counterfactual (20%) / 8 rows": {ade: leak(twin)},
+            "fake / bm25 / counterfactual (80%)": {ade: leak(cf80)},
+            "fake / bm25 / counterfactual (100%)": {ade: leak(cf100)},
+            "fake / bm25 / labeled": {ade: leak(labeled)},
+            "fake / bm25 / counterfactual (20%) / detect_correct": {ade: leak(method)}},
+        "Table 2 shape": {
+            "fake / bm25 / counterfactual (20%) / 30 rows": {ade: shown(plain)},
+            "fake / bm25 / counterfactual (20%) / 8 rows": {ade: shown(twin)},
+            "fake / bm25 / counterfactual (20%) / detect_correct / 4 rows": {ade: shown(method)},
+            "fake / bm25 / counterfactual (80%)": {ade: shown(cf80)},
+            "fake / bm25 / counterfactual (100%)": {ade: shown(cf100)},
+            "fake / bm25 / labeled": {ade: shown(labeled)},
+            "fake / none / none": {ade: shown(none)}},
+        "Tables 4-5 shape": {"fake / detect_correct / counterfactual (20%)": {ade: shown(method)}},
+        "Tables 4-5": {"fake / detect_correct / counterfactual (20%) / ade_corpus_v2": {
+            m.replace("_", " "): shown(method, m) for m in scores}},
+    }
+    assert got == want
