@@ -9,7 +9,7 @@ from pathlib import Path
 
 from biorab.attribution.cells import ERROR_RATE, EVIDENCE_RATES, FLIP_RATES, MCNEMAR_P
 from biorab.sweep.collect import CellRecord
-from biorab.sweep.tables import Grid
+from biorab.sweep.tables import Grid, rows_of
 
 NOTE = ("misled: answers following a corrupted retrieved item, among instances whose evidence holds one; "
         "resisted: right answers among those; copy: answers equal to a retrieved label on clean / corrupted "
@@ -32,6 +32,12 @@ def _label(c: CellRecord) -> str:
         f" / {c.dataset}"
 
 
+def _one_row_each(cells: list[CellRecord]) -> list[tuple[str, CellRecord]]:
+    """A row per cell, labelled as every report table labels its rows (`rows_of`: cells whose labels
+    would coincide gain the spec axes that tell them apart)."""
+    return [(name, by_column["cell"]) for name, by_column in rows_of(cells, _label, lambda c: "cell").items()]
+
+
 def attribution_grids(cells: list[CellRecord]) -> list[Grid]:
     """The attribution table (cells with attribution rates) and the error-type table (triple cells)."""
     grids = []
@@ -40,17 +46,17 @@ def attribution_grids(cells: list[CellRecord]) -> list[Grid]:
         grid = Grid("Evidence attribution, rate ×100 [95% CI]",
                     ["misled", "resisted", "copy (clean)", "copy (corrupted)", "helped", "hurt", "McNemar p"],
                     note=NOTE)
-        for c in rated:
-            grid.rows.append((_label(c), [*(_shown(c, m) for m in (*EVIDENCE_RATES, *FLIP_RATES)),
-                                          _shown(c, MCNEMAR_P, scale=1.0)]))
+        for name, c in _one_row_each(rated):
+            grid.rows.append((name, [*(_shown(c, m) for m in (*EVIDENCE_RATES, *FLIP_RATES)),
+                                     _shown(c, MCNEMAR_P, scale=1.0)]))
         grids.append(grid)
     typed = [c for c in cells if any(m.startswith(ERROR_RATE) for m in c.metrics)]
     if typed:
         names = list(dict.fromkeys(m for c in typed for m in c.metrics if m.startswith(ERROR_RATE)))
         grid = Grid("Error types (§2.8): share of instances with one, ×100 [95% CI]",
                     [n[len(ERROR_RATE):].replace("_", " ") for n in names])
-        for c in typed:
-            grid.rows.append((_label(c), [_shown(c, n) for n in names]))
+        for name, c in _one_row_each(typed):
+            grid.rows.append((name, [_shown(c, n) for n in names]))
         grids.append(grid)
     return grids
 

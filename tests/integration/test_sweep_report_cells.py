@@ -79,6 +79,21 @@ def shown(cell: dict[str, Any], metric: str = "micro_f1") -> str:
     return f"{v['value'] * 100:.2f} [{v['ci_low'] * 100:.1f}, {v['ci_high'] * 100:.1f}]"
 
 
+def rate(cell: dict[str, Any], metric: str) -> str:
+    """An attribution rate as the report writes it: ×100, one decimal, its CI (McNemar's p as is)."""
+    v = cell["metrics"].get(metric)
+    if v is None or v["value"] is None:
+        return "n/a"
+    if metric == "flip_mcnemar_p":
+        return f"{v['value']:.3f}"
+    return f"{v['value'] * 100:.1f} [{v['ci_low'] * 100:.1f}, {v['ci_high'] * 100:.1f}]"
+
+
+ATTRIBUTION_COLUMNS = {"misled": "misled_rate", "resisted": "resisted_rate",
+                       "copy (clean)": "copy_rate_clean", "copy (corrupted)": "copy_rate_corrupted",
+                       "helped": "helped_rate", "hurt": "hurt_rate", "McNemar p": "flip_mcnemar_p"}
+
+
 def test_every_report_number_is_its_cells_summary_value(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,5 +141,15 @@ def test_every_report_number_is_its_cells_summary_value(
         "Tables 4-5 shape": {"fake / detect_correct / counterfactual (20%)": {ade: shown(method)}},
         "Tables 4-5": {"fake / detect_correct / counterfactual (20%) / ade_corpus_v2": {
             m.replace("_", " "): shown(method, m) for m in scores}},
+        # every retrieving cell (the no-retrieval cell has no attribution rate); the 8-row and method
+        # cells have no twin (no no-retrieval cell of their dataset slice), so no helped / hurt
+        "Evidence attribution, rate ×100 [95% CI]": {
+            label: {col: rate(cell, m) for col, m in ATTRIBUTION_COLUMNS.items()} for label, cell in (
+                (f"fake / bm25 / counterfactual (20%) / {ade} / 30 rows", plain),
+                (f"fake / bm25 / counterfactual (20%) / {ade} / 8 rows", twin),
+                (f"fake / bm25 / counterfactual (80%) / {ade}", cf80),
+                (f"fake / bm25 / counterfactual (100%) / {ade}", cf100),
+                (f"fake / bm25 / labeled / {ade}", labeled),
+                (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method))},
     }
     assert got == want
