@@ -38,7 +38,7 @@ class LoggedRequest:
     attempt: int
     fault: str | None
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased (HTTP header names are case-insensitive)
     at: float = 0.0  # time.monotonic() when the request arrived
 
 
@@ -158,7 +158,8 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         attempt, fault = self.owner.next_fault(prompt)
         with self.owner._lock:
-            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body, dict(self.headers),
+            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body,
+                                                {k.lower(): v for k, v in self.headers.items()},
                                                 time.monotonic()))
         if self.owner.delay_s:
             time.sleep(self.owner.delay_s)
