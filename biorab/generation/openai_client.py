@@ -90,6 +90,10 @@ class _Client(openai.AsyncOpenAI):
     _biorab: OpenAIParams
     _rng = random.Random()
 
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        # OpenAI answers an exhausted quota with a 429 too; no retry fixes it (`_call` stops the run)
+        return not _quota_exhausted(response) and super()._should_retry(response)
+
     def _calculate_retry_timeout(self, remaining_retries: int, options: Any, response_headers: Any = None
                                  ) -> float:
         return retry_delay(self._biorab, self._biorab.max_retries - remaining_retries,
@@ -316,6 +320,16 @@ class OpenAIBackend:
             reasoning=reasoning,
             reasoning_tokens=int(reasoning_tokens) if reasoning_tokens is not None else None,
         )
+
+
+def _quota_exhausted(response: httpx2.Response) -> bool:
+    if response.status_code != 429:
+        return False
+    try:
+        error = response.json().get("error") or {}
+    except (ValueError, httpx2.ResponseNotRead, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("code") == "insufficient_quota"
 
 
 def _echo_score(payload: dict[str, Any], *, prompt: Prompt, label: str) -> float:

@@ -79,11 +79,8 @@ def is_reasoning_model(model: str) -> bool:
 
 def check_sampling(params: OpenAIParams, sampling: SamplingParams, *, path: str | Path | None = None) -> None:
     """Refuse, before any work, what the API would refuse on every row: a reasoning model takes no
-    temperature or top_p other than 1, needs the chat endpoint, and only it takes ``reasoning_effort``."""
-    if not params.reasons:
-        if params.reasoning_effort is not None:
-            raise ConfigError(f"{params.model} is not a reasoning model: remove reasoning_effort (or set "
-                              "reasoning: true)", key="backend.params.reasoning_effort", path=path)
+    temperature or top_p other than 1, and needs the chat endpoint."""
+    if not params.reasons:  # `reasoning_effort` is simply not sent (the paper's sweep sets it for all)
         return
     if not params.chat:
         raise ConfigError(f"{params.model} is a reasoning model: it answers only on the chat endpoint; set "

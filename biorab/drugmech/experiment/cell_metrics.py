@@ -55,7 +55,9 @@ def _share(flags: Sequence[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
-def _cell_metrics(scored: list[Any]) -> dict[str, dict[str, float | None]]:
+def _cell_metrics(scored: list[Any], exclude_incomplete: bool = False) -> dict[str, dict[str, float | None]]:
+    if exclude_incomplete:  # the paper's rule: neither numerator nor denominator (`DrugMechSpec`)
+        scored = [r for r in scored if not r.score.incomplete]
     metrics = {"accuracy_strict": _value(_share([r.score.correct_strict for r in scored]))}
     if scored and scored[0].query_type in _EDIT_TYPES:
         metrics["accuracy_relaxed"] = _value(_share([bool(r.score.correct_relaxed) for r in scored]))
@@ -88,7 +90,8 @@ def score_drugmech_cell(
     extra = {"n_incomplete": sum(r.score.incomplete for r in scored)}
     n_unparsed = sum(1 for r in scored if not r.score.parsed and not r.score.incomplete)
     failures = sum(row_error(r) is not None for r in rows)
-    result = CellResult(plan, len(rows), _cell_metrics(scored), n_unparsed, failures, path, extra)
+    metrics = _cell_metrics(scored, spec.exclude_incomplete)
+    result = CellResult(plan, len(rows), metrics, n_unparsed, failures, path, extra)
     return result, scored
 
 
@@ -105,7 +108,8 @@ def score_drugmech(
         result, rows = score_drugmech_cell(s, spec, cells_dir, out_dir)
         results.append(result)
         scored.extend(rows)
-    report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed)
+    report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed,
+                             exclude_incomplete=spec.exclude_incomplete)
     return results, {"parser": spec.parser, "matcher": spec.matcher, **report}
 
 
@@ -121,7 +125,9 @@ def render_drugmech_section(report: dict[str, Any]) -> str:
     """Markdown: per query file × world/mode over runs, then the groups (stratified BCa, 90% CI)."""
     lines = ["", "## DrugMech", "",
              f"Parser `{report['parser']}`, matcher `{report['matcher']}`. Accuracy over runs: mean ± SD "
-             "[90% t-interval]; unparsed and incomplete answers count as wrong.", "",
+             "[90% t-interval]; unparsed answers count as wrong; incomplete answers (finish reason not "
+             "`stop`) " + ("are left out (the paper's rule)." if report.get("exclude_incomplete") else
+                           "count as wrong."), "",
              "| query file | world/mode | runs | n | strict | relaxed | unparsed | incomplete |",
              "|---|---|---|---|---|---|---|---|"]
     for c in report["cells"]:
