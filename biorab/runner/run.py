@@ -37,6 +37,7 @@ from biorab.runner.plan.experiment_source import ExperimentSource, experiment_so
 from biorab.runner.scoring.cell_metrics import write_summary
 from biorab.runner.scoring.extra_metrics import add_extra_results
 from biorab.runner.scoring.run_report import render_report
+from biorab.runner.scoring.usage import add_usage
 from biorab.runner.store.run_lock import run_lock
 from biorab.runner.store.shards import clean_temporaries
 
@@ -135,6 +136,7 @@ def _run_locked(
         raise
     tracking = opening.wait() if opening else None
     results, sections, text = _score(config, planned, cells_dir, run_dir)
+    sections["usage"] = add_usage(results, config)  # tokens (and cost) per cell and for the run
     add_extra_results(results, slices, methods, config)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
     report = run_dir / "report.md"

@@ -14,7 +14,7 @@ from biorab.errors import BackendFatalError, ConfigError
 from biorab.generation import SamplingParams, build_backend
 from biorab.records import Prompt
 from tests.support.cli_runs import biorab, write_config
-from tests.support.fault_openai_server import FaultServer
+from tests.support.fault_openai_server import FaultServer, answer_for
 
 #: The paper's settings (DRUGMECH_SPEC §9.1): seed 42, temperature 1.0, presence_penalty 0,
 #: max_completion_tokens None, reasoning_effort medium (not sent to gpt-4o), flex tier for o3 and o4-mini.
@@ -128,3 +128,28 @@ def test_a_plain_rate_limit_is_still_retried(server: FaultServer) -> None:
     [gen] = backend.generate([Prompt("q0", "prompt 0")], SamplingParams())
     backend.close()
     assert gen.error is None and server.attempts("prompt 0") == 2
+
+
+def test_run_reports_tokens_finish_reasons_and_cost_per_cell(server: FaultServer, tmp_path: Path,
+                                                             data_dir: Path) -> None:
+    """A run through the openai backend with a price: summary.json has each cell's usage and cost."""
+    import json
+
+    backend = {"name": "openai", "params": {"base_url": server.base_url, "model": "gpt-4o",
+                                            "price": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}}
+    cfg = write_config(tmp_path, data_dir, backend=backend, sampling={"max_tokens": 2})
+    out = biorab("run", str(cfg), cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(next((tmp_path / "runs").glob("*/summary.json")).read_text())
+    [cell] = summary["cells"]
+    usage = cell["usage"]
+    answers = [answer_for(r.prompt, r.body.get("stop") or [], 2) for r in server.log]
+    prompt_tokens = sum(len(r.prompt.split()) for r in server.log)
+    completion_tokens = sum(len(text.split()) for text, _ in answers)
+    assert len(server.log) == 6 and (usage["prompt_tokens"], usage["completion_tokens"]) == (
+        prompt_tokens, completion_tokens)
+    reasons = {reason: sum(1 for _, r in answers if r == reason) for _, reason in answers}
+    assert usage["finish_reasons"] == reasons and usage["reasoning_tokens"] == 0
+    cost = (prompt_tokens * 2.5 + completion_tokens * 10.0) / 1e6
+    assert usage["cost_usd"] == pytest.approx(cost, abs=1e-6)
+    assert summary["usage"]["cost_usd"] == usage["cost_usd"]
