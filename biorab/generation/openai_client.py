@@ -184,7 +184,11 @@ class OpenAIBackend:
     @property
     def model_digest(self) -> str:
         p = self.params
-        extra = {"reasoning_effort": p.reasoning_effort} if p.reasons and p.reasoning_effort else {}
+        extra: dict[str, Any] = {}
+        if p.reasons and p.reasoning_effort:
+            extra["reasoning_effort"] = p.reasoning_effort
+        if p.think_split:  # replies are stored split
+            extra["think_split"] = True
         return stable_digest({"backend": "openai", "base_url": p.base_url, "model": p.model,
                               "revision": p.model_revision, "chat": p.chat, **extra})  # fmt: skip
 

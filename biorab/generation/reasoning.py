@@ -4,14 +4,13 @@ reasoning parser), so the parsers read the answer alone.
 
 Qwen3 thinking models open ``<think>`` in the chat template, so their output often holds only the closing
 marker; a reply cut before the closing marker (a thinking budget or ``max_tokens`` reached) is all
-reasoning and no answer.
+reasoning and no answer. Stop strings of a prompt apply to the whole reply on the local backends (the
+engine stops on them), so a thinking model's prompts should not stop on text its reasoning may contain.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-
-from pydantic import Field
 
 from biorab.params import Params
 from biorab.records import Generation
@@ -23,15 +22,14 @@ class ThinkingParams(Params):
     Attributes:
         split: split ``<think>…</think>`` reasoning from the answer (off: the text is kept whole).
         open_marker / close_marker: the model's markers.
-        budget_tokens: the most tokens the model may think (local backends: generation stops thinking
-            after this many tokens, the close marker is appended and the answer is generated with the
-            remaining `max_tokens`); None: no budget apart from `max_tokens`.
+
+    The thinking is bounded only by `SamplingParams.max_tokens` (reasoning and answer together); a
+    separate thinking budget is not implemented (docs/DEVIATIONS.md).
     """
 
     split: bool = False
     open_marker: str = "<think>"
     close_marker: str = "</think>"
-    budget_tokens: int | None = Field(default=None, ge=1)
 
 
 def split_reasoning(text: str, open_marker: str = "<think>", close_marker: str = "</think>"
