@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab.generation.openai_params import OpenAIParams, request_body
 from biorab.generation.base import SamplingParams
+from biorab.generation.openai_params import OpenAIParams, request_body
 from biorab.records import Prompt
 from biorab.sweep import load_sweep
 from biorab.sweep.expand import expand_runs
