@@ -110,7 +110,24 @@ def score_drugmech(
         scored.extend(rows)
     report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed,
                              exclude_incomplete=spec.exclude_incomplete)
-    return results, {"parser": spec.parser, "matcher": spec.matcher, **report}
+    section = {"parser": spec.parser, "matcher": spec.matcher, **report}
+    chain = _chain_depth(scored, spec)
+    if chain is not None:
+        section["chain_depth"] = chain
+    return results, section
+
+
+def _chain_depth(scored: list[Any], spec: DrugMechSpec) -> dict[str, Any] | None:
+    """The reasoning-chain-length analysis when the run answered deep Delete/Invert positives in the open
+    world (`biorab.drugmech.scoring.chain_depth`); None otherwise (DrugMechDB is then not loaded)."""
+    from biorab.drugmech.scoring.chain_depth import chain_depth_report, chain_samples
+
+    if not any(r.link == "ppi" and not r.is_negative and r.query_type in _EDIT_TYPES
+               and r.response.world == "open" for r in scored):
+        return None
+    moas = _moas_factory(spec)()
+    samples, skipped = chain_samples(scored, lambda moa_id: moas[moa_id])
+    return chain_depth_report(samples, skipped)
 
 
 def _fmt(stats: dict[str, Any] | None) -> str:
@@ -139,7 +156,12 @@ def render_drugmech_section(report: dict[str, Any]) -> str:
         for g in report["groups"]:
             lines.append(f"| {g['group']} | {g['files']} | {g['mean']:.3f} [{g['ci_low']:.3f}, "
                          f"{g['ci_high']:.3f}] | {g['n']} |")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if report.get("chain_depth"):
+        from biorab.drugmech.scoring.chain_depth import render_chain_depth
+
+        text += render_chain_depth(report["chain_depth"])
+    return text
 
 
 def drugmech_console_summary(report: dict[str, Any]) -> str:
