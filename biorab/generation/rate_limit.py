@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 
 class _Bucket:
@@ -38,7 +38,9 @@ class RateLimiter:
     """Limits for one model; None disables a limit. Use from one event loop."""
 
     def __init__(self, requests_per_minute: float | None, tokens_per_minute: float | None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self._sleep = sleep
         self._requests = _Bucket(requests_per_minute, clock) if requests_per_minute else None
         self._tokens = _Bucket(tokens_per_minute, clock) if tokens_per_minute else None
         self._lock: asyncio.Lock | None = None
@@ -56,7 +58,7 @@ class RateLimiter:
                            self._tokens.wait_for(tokens) if self._tokens else 0.0)
                 if wait <= 0:
                     break
-                await asyncio.sleep(wait)
+                await self._sleep(wait)
             if self._requests:
                 self._requests.level -= 1
             if self._tokens:

@@ -60,6 +60,8 @@ class FaultServer:
     reply: str | None = None
     #: a 429 says ``code: insufficient_quota`` (OpenAI's "no quota left", which no retry fixes)
     quota_exhausted: bool = False
+    #: a fault for every request (e.g. ``"401"``: a revoked key), whatever the schedule says
+    always: str | None = None
 
     def __post_init__(self) -> None:
         self._attempts: dict[str, int] = defaultdict(int)
@@ -102,6 +104,8 @@ class FaultServer:
         with self._lock:
             self._attempts[prompt] += 1
             attempt = self._attempts[prompt]
+        if self.always is not None:
+            return attempt, self.always
         schedule = self.faults.get(prompt, [])
         return attempt, schedule[attempt - 1] if attempt <= len(schedule) else None
 
