@@ -3,9 +3,11 @@
 
 `jobs/smoke.yaml` (48 rows) runs through ``backend: openai`` with vLLM's structured outputs (guided choice
 and regex) and echo label scoring, and through the in-process vLLM backend on the same prompts; both have
-no parse failure, and the test prints their agreement (docs/generation.md reports it). vLLM 0.29's
-reasoning parsers need a thinking model's markers in the tokenizer (SmolLM2 has none), so the reasoning
-path is covered by the recording server (tests/integration/test_openai_reasoning.py) instead.
+no parse failure, and the test prints their agreement (docs/generation.md reports it). No reasoning-parser
+test: vLLM 0.29's parsers (``vllm/reasoning/basic_parsers.py``, deepseek_r1 and qwen3 among them) raise
+"could not locate think start/end tokens in the tokenizer" unless ``<think>``/``</think>`` are tokens of
+the vocabulary, and SmolLM2's has neither; the reasoning path is covered by the recording server
+(tests/integration/test_openai_reasoning.py) instead.
 """
 
 from __future__ import annotations
