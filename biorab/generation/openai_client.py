@@ -143,6 +143,9 @@ class OpenAIBackend:
         presence_penalty: sent when set.
         think_split: split ``<think>…</think>`` from a reply when the server has no reasoning parser (a
             server's ``reasoning_content`` is always kept apart).
+        thinking_token_budget: the most tokens a thinking model may reason before it must answer, sent as
+            vLLM's ``thinking_token_budget`` (vLLM >= 0.29 started with ``--reasoning-parser``; other
+            servers refuse or ignore it).
         price: US dollars per million input/output tokens, for the cost in summary.json and `biorab plan`.
         requests_per_minute / tokens_per_minute: client-side rate limits (None: unlimited).
     """

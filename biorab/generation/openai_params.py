@@ -58,6 +58,7 @@ class OpenAIParams(Params):
     token_limit: Literal["send", "omit"] = "send"
     presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     think_split: bool = False
+    thinking_token_budget: int | None = Field(default=None, ge=0)
     price: Price | None = None
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -118,6 +119,8 @@ def request_body(params: OpenAIParams, prompt: Prompt, sampling: SamplingParams)
         body["reasoning_effort"] = params.reasoning_effort
     if params.service_tier is not None:
         body["service_tier"] = params.service_tier
+    if params.thinking_token_budget is not None:  # vLLM >= 0.29 servers started with a reasoning parser
+        body["thinking_token_budget"] = params.thinking_token_budget
     if sampling.constrained and prompt.constraint is not None:
         body.update(structured_fields(params.structured_outputs, prompt))
     body.update(params.extra_body)

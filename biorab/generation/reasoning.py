@@ -23,8 +23,9 @@ class ThinkingParams(Params):
         split: split ``<think>…</think>`` reasoning from the answer (off: the text is kept whole).
         open_marker / close_marker: the model's markers.
 
-    The thinking is bounded only by `SamplingParams.max_tokens` (reasoning and answer together); a
-    separate thinking budget is not implemented (docs/DEVIATIONS.md).
+    On these backends the thinking is bounded only by `SamplingParams.max_tokens` (reasoning and answer
+    together); a separate budget exists only through a vLLM server (the openai backend's
+    `thinking_token_budget`).
     """
 
     split: bool = False

@@ -62,6 +62,13 @@ def test_a_non_reasoning_model_keeps_max_tokens_and_stops(server: FaultServer) -
     assert (body["max_tokens"], body["stop"], "reasoning_effort" in body) == (8, ["\n"], False)
 
 
+def test_thinking_token_budget_goes_to_a_vllm_server(server: FaultServer) -> None:
+    _generate(server, "Qwen3-4B-Thinking-2507", reasoning_effort=None, thinking_token_budget=2048)
+    assert server.log[0].body == {"model": "Qwen3-4B-Thinking-2507", "messages": MESSAGES, "temperature": 1.0,
+                                  "top_p": 1.0, "seed": 42, "presence_penalty": 0.0,
+                                  "thinking_token_budget": 2048}
+
+
 def test_reasoning_flag_overrides_the_name(server: FaultServer) -> None:
     _generate(server, "my-deployment", SAMPLING, reasoning=True, token_limit="send")
     assert server.log[0].body["max_completion_tokens"] == 4096 and "max_tokens" not in server.log[0].body
