@@ -81,6 +81,12 @@ class BackendError(BioRABError):
     """A generation backend failed in a way that retries did not fix."""
 
 
+class BackendFatalError(BioRABError):
+    """The backend cannot serve any row (a refused API key, permission or quota): the run stops with this one
+    message instead of writing an error row per prompt, and resumes once the cause is fixed. Not a
+    `BackendError`, which fails only the rows of one call."""
+
+
 class RetrievalError(BioRABError):
     """Retrieval was asked for something impossible (empty corpus, k <= 0, missing model path)."""
 

@@ -164,6 +164,10 @@ class Generation:
     `batch_size` is how many sequences shared the forward passes that produced it (None when unknown):
     greedy outputs can depend on it (padding and kernel choice change the float rounding), so it is
     recorded to explain a difference, and is deliberately not part of the generation cache key.
+    A thinking model's reasoning (``<think>…</think>``, or a server's ``reasoning_content``) is kept apart in
+    `reasoning`, so `text` is the answer alone (what the parsers read); `reasoning_tokens` is the number of
+    reasoning tokens the server reported (OpenAI's ``completion_tokens_details``), part of
+    `completion_tokens`, None when unknown.
     """
 
     text: str
@@ -173,6 +177,8 @@ class Generation:
     label_logprobs: dict[str, float] | None = None
     error: str | None = None
     batch_size: int | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

@@ -70,18 +70,20 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
     runs = f" in {p.runs} runs" if kind == "sweep" else ""
     table = Table(title=f"{kind} {p.sweep}: {p.cells} cells{runs} (planned in {p.seconds:.2f} s)")
     for col in ("model", "backend", "cells", "gen keys", "new gens", "estimated", "prompt tok (new)",
-                "decode tok (new)", "GPU-h", "throughput"):
+                "decode tok (new)", "GPU-h", "cost $", "throughput"):
         table.add_column(col)
     for m in p.models:
         mark = "" if m.tokens_exact else "~"
         table.add_row(m.model, m.backend, str(m.cells), str(m.unique_generation_keys), str(m.new_generations),
                       str(m.estimated_prompts), f"{mark}{m.new_prompt_tokens:,}", f"≤{m.new_decode_tokens:,}",
-                      f"{m.gpu_hours:.2f}", m.throughput)
+                      f"{m.gpu_hours:.2f}", "-" if m.cost_usd is None else f"≤{m.cost_usd:,.2f}",
+                      m.throughput)
     out = Console(width=160)
     out.print(table)
     out.print(f"retrieval keys: {p.unique_retrieval_keys:,} unique, {p.new_retrieval_keys:,} not cached; "
               f"generation keys: {p.unique_generation_keys:,} unique, {p.new_generations:,} new "
-              f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}")
+              f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}"
+              + ("" if p.cost_usd is None else f"; API cost ≤ ${p.cost_usd:,.2f} (the config's prices)"))
     out.print("~ tokens estimated from length (no tokenizer here); ≤ decode tokens bound by max_tokens")
     for err in p.errors:
         out.print(f"[red]error:[/red] {err}")

@@ -21,7 +21,11 @@ BACKENDS.add_lazy(
     params="biorab.generation.hf_params:TransformersParams",
 )
 BACKENDS.add_lazy("vllm", "biorab.generation.vllm_engine:VLLMBackend")
-BACKENDS.add_lazy("openai", "biorab.generation.openai_client:OpenAIBackend")
+BACKENDS.add_lazy(
+    "openai",
+    "biorab.generation.openai_client:OpenAIBackend",
+    params="biorab.generation.openai_params:OpenAIParams",
+)
 
 DEFAULT_BACKEND = "transformers"
 

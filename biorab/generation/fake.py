@@ -13,6 +13,9 @@ It never loads a model. Its answer is one of:
   Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
   to `answer` when the prompt shows no labeled example.
 
+With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
+`Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do).
+
 Faults can be injected deterministically: every `fail_every`-th `generate` call fails (raises
 `BackendError`, or returns error rows), and the example ids in `fail_ids` always come back as error rows.
 """
@@ -30,6 +33,7 @@ from pydantic import Field
 
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.reasoning import ThinkingParams, apply_split
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
 from biorab.registry import BACKENDS
@@ -58,6 +62,8 @@ class FakeBackend:
         name: str = "fake"
         value_markers: tuple[str, ...] = ("response: ", "Response: ", " has label ", " is labeled as ")
         value_ends: tuple[str, ...] = ("\n\n### ", " Excample:", "Example: ", " Example:")
+        think: str | None = None
+        thinking: ThinkingParams = Field(default_factory=ThinkingParams)
 
     def __init__(self, params: FakeBackend.Params | None = None) -> None:
         self.params = params or FakeBackend.Params()
@@ -102,13 +108,17 @@ class FakeBackend:
         if len(words) > params.max_tokens:
             answer, finish = " ".join(words[: params.max_tokens]), "length"
         logprobs = _label_logprobs(weights, answer) if params.score_labels and choices else None
-        return Generation(
+        if self.params.think is not None:
+            marks = self.params.thinking
+            answer = f"{marks.open_marker}{self.params.think}{marks.close_marker}\n\n{answer}"
+        gen = Generation(
             text=answer,
             prompt_tokens=len(prompt.text.split()),
             completion_tokens=len(answer.split()),
             finish_reason=finish,
             label_logprobs=logprobs,
         )
+        return apply_split(gen, self.params.thinking)
 
     def _answer(self, prompt: Prompt, weights: dict[str, float]) -> str:
         mode = self.params.mode

@@ -26,6 +26,7 @@ from biorab.generation.hf_params import TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
+from biorab.generation.reasoning import apply_split
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -122,7 +123,8 @@ class TransformersBackend:
         for i, logprobs in scored.items():
             out[i] = with_label_scores(out[i], logprobs, constrained=i in argmax, tokenizer=self.tokenizer,
                                   prompt_tokens=len(ids[i]), batch_size=self.params.batch_size)  # fmt: skip
-        return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+        return [apply_split(g, self.params.thinking) if g is not None
+                else Generation(text="", error="internal: row not generated") for g in out]
 
     def _argmax_rows(
         self, prompts: Sequence[Prompt], params: SamplingParams, scored: dict[int, dict[str, float]]

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from biorab.generation.reasoning import ThinkingParams
 from biorab.params import Params as BaseParams
 
 
@@ -29,3 +30,4 @@ class TransformersParams(BaseParams):
     cache_dir: str | None = None
     auto_prepare: bool = True
     trust_remote_code: bool = False
+    thinking: ThinkingParams = Field(default_factory=ThinkingParams)

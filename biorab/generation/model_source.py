@@ -118,7 +118,16 @@ def engine_digest(weights: str, engine: str, params: object) -> str:
     - every other engine (``vllm``) is marked with its name: greedy outputs differ across engines, so a
       vLLM run must not report a transformers run's generations. ``share_cache_across_engines: true``
       (an explicit opt-in, logged with the config's params) keys it like transformers instead.
+    - a split thinking reply (``thinking: {split: true}``) is stored split: marked with its markers.
     """
+    digest = _engine_digest(weights, engine, params)
+    thinking = getattr(params, "thinking", None)
+    if thinking is not None and thinking.split:
+        return stable_digest({"digest": digest, "thinking": thinking.model_dump(mode="json")})
+    return digest
+
+
+def _engine_digest(weights: str, engine: str, params: object) -> str:
     choices_via = getattr(params, "choices_via", "score")
     if engine != "transformers" and not getattr(params, "share_cache_across_engines", False):
         return stable_digest({"weights": weights, "engine": engine, "choices_via": choices_via})

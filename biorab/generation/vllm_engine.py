@@ -31,6 +31,7 @@ from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
+from biorab.generation.reasoning import ThinkingParams, apply_split
 from biorab.generation.vllm_label_scoring import LabelScoring, ScoreRequest, plan_scoring
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
@@ -98,6 +99,7 @@ class VLLMBackend:
         choices_via: Literal["score", "grammar"] = "score"
         share_cache_across_engines: bool = False
         engine_args: dict[str, Any] = Field(default_factory=dict)
+        thinking: ThinkingParams = Field(default_factory=ThinkingParams)
 
     def __init__(self, params: VLLMBackend.Params | None = None) -> None:
         self.params = p = params or VLLMBackend.Params()
@@ -132,7 +134,8 @@ class VLLMBackend:
                                    lora_request=self._lora) if plan.score_prompts else []
         outputs = self.llm.generate(plan.generate_prompts, plan.generate_sampling, use_tqdm=False,
                                     lora_request=self._lora) if plan.generate_prompts else []
-        return plan.finish(outputs, scores)  # one call each: scheduled together
+        gens = plan.finish(outputs, scores)  # one call each: scheduled together
+        return [apply_split(g, self.params.thinking) for g in gens]
 
     def plan(self, prompts: Sequence[Prompt], params: SamplingParams) -> RequestPlan:
         """The engine requests that answer `prompts` (`RequestPlan`), shared with the async engine."""

@@ -44,6 +44,8 @@ ROW_SCHEMA = pa.schema(
         ("gen_error", pa.string()),
         ("gen_cached", pa.bool_()),
         ("gen_batch_size", pa.int64()),
+        ("gen_reasoning", pa.string()),  # a thinking model's reasoning, apart from the answer in gen_text
+        ("gen_reasoning_tokens", pa.int64()),
         ("pred_label", pa.string()),
         ("pred_ok", pa.bool_()),
         ("pred_scores", pa.string()),

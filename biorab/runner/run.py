@@ -38,6 +38,7 @@ from biorab.runner.plan.experiment_source import ExperimentSource, experiment_so
 from biorab.runner.scoring.cell_metrics import write_summary
 from biorab.runner.scoring.extra_metrics import add_extra_results
 from biorab.runner.scoring.run_report import render_report
+from biorab.runner.scoring.usage import add_usage
 from biorab.runner.store.run_lock import run_lock
 from biorab.runner.store.shards import clean_temporaries
 
@@ -136,6 +137,7 @@ def _run_locked(
         raise
     tracking = opening.wait() if opening else None
     results, sections, text = _score(config, planned, cells_dir, run_dir)
+    sections["usage"] = add_usage(results, config)  # tokens (and cost) per cell and for the run
     add_extra_results(results, slices, methods, config)
     # Per-instance attribution needs every cell's rows scored first: the flip reads the cell's twin.
     attribute_cells(results, cells_dir, n_boot=config.n_boot, seed=config.seed)

@@ -99,3 +99,20 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       excluded=r.exclude_test_duplicates,
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
                       leak=(cell.get("leak_share") or {}).get("value"), spec=items)
+
+
+def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:
+    """Each model's token use and cost over its finished runs (``summary.json``'s ``usage``, written by
+    `biorab.runner.scoring.usage`): ``{model: {"prompt_tokens", "completion_tokens", "reasoning_tokens",
+    "cost_usd" (only with a price)}}``."""
+    out: dict[str, dict[str, float]] = {}
+    for run in expand_runs(sweep, path=path):
+        summary = run.config.run_dir() / "summary.json"
+        if not summary.is_file():
+            continue
+        usage = json.loads(summary.read_text(encoding="utf-8")).get("usage") or {}
+        totals = out.setdefault(run.model, {})
+        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
+            if key in usage:
+                totals[key] = totals.get(key, 0) + usage[key]
+    return out

@@ -49,6 +49,7 @@ class ModelProfile(Params):
         params: further backend params (``chat``, ``max_model_len``, ``base_url``...).
         size_b: parameters in billions, for the GPU-hour estimate (``None``: read from the model name).
         resources: overrides of the sweep's ``resources`` for this model (e.g. ``llm: {pool_size: 2}``).
+        drugmech: overrides of the sweep's ``drugmech`` block for this model (e.g. ``runs: 1``).
     """
 
     backend: str = "vllm"
@@ -58,6 +59,7 @@ class ModelProfile(Params):
     params: dict[str, Any] = Field(default_factory=dict)
     size_b: float | None = Field(default=None, gt=0)
     resources: dict[str, Any] = Field(default_factory=dict)
+    drugmech: dict[str, Any] = Field(default_factory=dict)
 
     def backend_params(self) -> dict[str, Any]:
         """The backend's own params: `params` plus model, dtype and tensor parallelism where it takes them."""

@@ -53,6 +53,7 @@ class ModelPlan:
     digest_exact: bool = True
     tokens_exact: bool = False
     throughput: str = "table"
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class SweepPlan:
     new_prompt_tokens: int = 0
     new_decode_tokens: int = 0
     gpu_hours: float = 0.0
+    cost_usd: float | None = None
     gpu: str = ""
     models: list[ModelPlan] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -241,7 +243,19 @@ def _plan_model(
     out.gpu_hours = round(gpu_hours(profile, throughput, prompt_tokens=out.new_prompt_tokens,
                                     decode_tokens=out.new_decode_tokens, generations=out.new_generations,
                                     measured=rec), 4)
+    out.cost_usd = _cost(runs[0].config, out.new_prompt_tokens, out.new_decode_tokens)
     return out
+
+
+def _cost(config: Any, prompt_tokens: int, decode_tokens: int) -> float | None:
+    """US dollars of the new tokens at the openai backend's ``price`` (None without one). Decode tokens
+    are bounded by ``max_tokens`` (or the measured mean), reasoning tokens included."""
+    price = config.backend.params.get("price") if config.backend.name == "openai" else None
+    if not price:
+        return None
+    from biorab.generation.openai_params import Price
+
+    return round(Price.model_validate(price).cost(prompt_tokens, decode_tokens), 2)
 
 
 def _add_keys(info: ModelInfo, cell: Cell, prompts: CellPrompts, sampling: SamplingParams,
@@ -322,3 +336,5 @@ def _totals(plan: SweepPlan, runs: list[SweepRun], hit_keys: set[str], new_hits:
         plan.new_prompt_tokens += m.new_prompt_tokens
         plan.new_decode_tokens += m.new_decode_tokens
         plan.gpu_hours = round(plan.gpu_hours + m.gpu_hours, 4)
+        if m.cost_usd is not None:
+            plan.cost_usd = round((plan.cost_usd or 0.0) + m.cost_usd, 2)

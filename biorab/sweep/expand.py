@@ -192,7 +192,7 @@ def _experiment(
         "tracking": sweep.tracking.model_dump(),
     }
     if drugmech is not None:
-        data["drugmech"] = drugmech
+        data["drugmech"] = {**drugmech, **profile.drugmech}
     try:
         return validate_mapping(ExperimentConfig, data, path=path, key_prefix=f"models.{model}")
     except ConfigError as e:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
 from biorab.sweep.attribution_report import attribution_grids
-from biorab.sweep.collect import CellRecord, collect
+from biorab.sweep.collect import CellRecord, collect, usage_by_model
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.significance import Significance, versus_baselines
 from biorab.sweep.tables import build_tables, to_html, to_markdown
@@ -29,13 +29,33 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     sig = versus_baselines(cells, n_boot=sweep.n_boot, seed=0) if cells else {}
     plots = _plots(cells, out)
     md = out / "report.md"
-    md.write_text(_markdown(sweep, cells, sig, missing, plots), encoding="utf-8")
+    usage = usage_markdown(usage_by_model(sweep, path=path))
+    md.write_text(_markdown(sweep, cells, sig, missing, plots) + usage, encoding="utf-8")
     page = out / "report.html"
     page.write_text(_html(sweep, cells, sig, missing, plots), encoding="utf-8")
     files = [md, page, *plots]
     if track and sweep.tracking.enabled:
         _log_on_parent(sweep, files)
     return files
+
+
+def usage_markdown(usage: dict[str, dict[str, float]]) -> str:
+    """Token use per model and the sweep's API cost (where the models' configs have prices)."""
+    if not usage:
+        return ""
+    lines = ["", "## Token use and cost", "",
+             "| model | prompt tokens | completion tokens | reasoning tokens | cost $ |",
+             "|---|---|---|---|---|"]
+    for model, u in usage.items():
+        cost = f"{u['cost_usd']:,.2f}" if "cost_usd" in u else "-"
+        tokens = " | ".join(f"{int(u.get(k, 0)):,}" for k in ("prompt_tokens", "completion_tokens",
+                                                                  "reasoning_tokens"))
+        lines.append(f"| {model} | {tokens} | {cost} |")
+    costs = [u["cost_usd"] for u in usage.values() if "cost_usd" in u]
+    if costs:
+        lines += ["", f"Sweep API cost: ${sum(costs):,.2f} (the configs' prices; cells served from the "
+                      "generation cache count at what they cost to make)."]
+    return "\n".join(lines) + "\n"
 
 
 def _plots(cells: list[CellRecord], out: Path) -> list[Path]:

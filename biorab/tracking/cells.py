@@ -68,6 +68,12 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
                              "generation_failures": float(result.generation_failures)}
     if "n_incomplete" in result.extra:
         out["n_incomplete"] = float(result.extra["n_incomplete"])
+    usage = result.extra.get("usage") or {}
+    for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
+        if usage.get(name) is not None:
+            out[name] = float(usage[name])
+    if usage.get("finish_reasons"):  # replies not ended by `stop` (cut at the length limit, failed, ...)
+        out["not_stopped"] = float(sum(n for k, n in usage["finish_reasons"].items() if k != "stop"))
     leak = result.extra.get("leak_share") or {}
     if leak.get("value") is not None:  # a retrieving cell: the share of queries that retrieved their own text
         out["leak_share"] = float(leak["value"])

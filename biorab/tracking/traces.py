@@ -32,7 +32,16 @@ from typing import Any
 
 TRACE_KEY = "biorab.trace_key"
 _READ = ["id", "order", "text", "label", "hits", "prompt", "gen_text", "gen_error", "gen_prompt_tokens",
-         "gen_completion_tokens", "gen_finish_reason", "gen_cached", "pred_label", "pred_ok", "written_at"]
+         "gen_completion_tokens", "gen_finish_reason", "gen_cached", "pred_label", "pred_ok", "written_at",
+         "gen_reasoning"]
+
+
+def _message(row: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of the generate span; a thinking model's reasoning beside the answer."""
+    message = {"role": "assistant", "content": row.get("gen_text") or ""}
+    if row.get("gen_reasoning") is not None:
+        message["reasoning_content"] = row["gen_reasoning"]
+    return message
 
 
 def sample_rows(predictions: Path, n: int) -> list[dict[str, Any]]:
@@ -142,7 +151,7 @@ def _trace(experiment_id: str, run_id: str, run_key: str, cell_label: str, model
     spans.append(_span(trace_id, otel_trace_id, generate, root, "generate", SpanType.LLM,
                        {"messages": [{"role": "user", "content": row.get("prompt") or ""}]},
                        {"choices": [{"index": 0, "finish_reason": row.get("gen_finish_reason"), "message":
-                                     {"role": "assistant", "content": row.get("gen_text") or ""}}]},
+                                     _message(row)}]},
                        t_ns, {"model": model, "cached": bool(row.get("gen_cached")),
                               "mlflow.chat.tokenUsage": {
                                   "input_tokens": int(row.get("gen_prompt_tokens") or 0),

@@ -37,7 +37,7 @@ def test_plain_completions_in_order(server: FaultServer) -> None:
     assert len(server.log) == 12 and {r.path for r in server.log} == {"/v1/completions"}
     body = server.log[0].body
     assert (body["stop"], body["max_tokens"], body["seed"], body["temperature"]) == (["\n"], 8, 0, 0)
-    assert server.log[0].headers["Authorization"] == "Bearer EMPTY"  # loopback server: dummy key
+    assert server.log[0].headers["authorization"] == "Bearer EMPTY"  # loopback server: dummy key
     backend.close()
 
 
@@ -107,7 +107,7 @@ def test_structured_outputs_fields(server: FaultServer) -> None:
 def test_api_key_from_env(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test")
     _backend(server, api_key_env="MY_KEY").generate(_prompts(1), SamplingParams())
-    assert server.log[0].headers["Authorization"] == "Bearer sk-test"
+    assert server.log[0].headers["authorization"] == "Bearer sk-test"
 
 
 def test_missing_key_for_remote_server_is_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,10 +45,11 @@ def test_in_process_run_scores_exactly(tmp_path: Path) -> None:
     assert {k: v["value"] for k, v in change.metrics.items()} == {
         "accuracy_strict": 1 / 4, "accuracy_relaxed": 2 / 4, "accuracy_strict_complete_only": 1 / 3}
     assert (change.n, change.parse_failures, change.generation_failures) == (4, 1, 0)
-    assert change.extra == {"n_incomplete": 1}
+    assert change.extra["n_incomplete"] == 1
+    assert change.extra["usage"]["finish_reasons"] == {"length": 1, "stop": 3}  # tokens and finish reasons
     # The cell is described by its source's own columns, never by dataset/split/retrieval fields.
     assert (change.plan.dataset, change.plan.split, change.plan.retrieval) == (None, None, None)
-    described = {k: v for k, v in change.to_json().items() if k not in ("metrics", "predictions")}
+    described = {k: v for k, v in change.to_json().items() if k not in ("metrics", "predictions", "usage")}
     assert described == {
         "cell_id": change.plan.cell_id, "cell": "dm-change_pos_dpi_r250__closed__run1", "task": "drugmech",
         "query_file": "change_pos_dpi_r250", "query_type": "CHANGE_LINK", "world": "closed", "mode": None,
@@ -137,7 +138,10 @@ def test_mlflow_read_back_of_a_drugmech_cell(tmp_path: Path, monkeypatch: pytest
     assert run.data.metrics == {"rows_written": 4.0, "n": 4.0, "parse_failures": 1.0,
                                 "generation_failures": 0.0, "n_incomplete": 1.0, "accuracy_strict": 0.25,
                                 "accuracy_relaxed": 0.5,
-                                "accuracy_strict_complete_only": pytest.approx(1 / 3)}
+                                "accuracy_strict_complete_only": pytest.approx(1 / 3),
+                                # the fake backend's word counts; one answer cut at `length`
+                                "prompt_tokens": 1289.0, "completion_tokens": 238.0, "reasoning_tokens": 0.0,
+                                "not_stopped": 1.0}
     assert parent.data.params["drugmech.query_files.1"] == "AddLink_neg_dpi_r1k"  # the shared config
     assert parent.data.params["drugmech.runs"] == "2"
     assert (run.data.params["query_file"], run.data.params["world"], run.data.params["run"]) == (

@@ -7,7 +7,7 @@ even when the client sends requests concurrently:
 
     faults = {"prompt 3": ["500", "malformed"]}   # 1st attempt -> HTTP 500, 2nd -> bad JSON, 3rd -> OK
 
-Fault kinds: ``"500"``/``"502"``/``"503"``/``"429"``/``"400"`` (that status with a JSON error body),
+Fault kinds: ``"500"``/``"502"``/``"503"``/``"429"``/``"400"``/``"401"`` (that status with a JSON error body),
 ``"hang"`` (sleep `hang_s`, longer than the client's timeout, then answer), ``"malformed"`` (status 200,
 a body that is not JSON), ``"no_choices"`` (valid JSON without ``choices``), ``"drop"`` (close the
 connection without answering), ``"trickle"`` (status 200 and the full Content-Length, then the body one
@@ -38,7 +38,7 @@ class LoggedRequest:
     attempt: int
     fault: str | None
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased (HTTP header names are case-insensitive)
     at: float = 0.0  # time.monotonic() when the request arrived
 
 
@@ -53,6 +53,15 @@ class FaultServer:
     delay_s: float = 0.0
     model: str = "fault-model"
     log: list[LoggedRequest] = field(default_factory=list)
+    #: chat answers carry this as ``reasoning_content`` (a vLLM server with a reasoning parser) and report
+    #: its word count as ``completion_tokens_details.reasoning_tokens`` (as OpenAI's reasoning models do)
+    reasoning: str | None = None
+    #: chat answers are ``reply`` when set (e.g. a thinking model's ``<think>…</think>`` text)
+    reply: str | None = None
+    #: a 429 says ``code: insufficient_quota`` (OpenAI's "no quota left", which no retry fixes)
+    quota_exhausted: bool = False
+    #: a fault for every request (e.g. ``"401"``: a revoked key), whatever the schedule says
+    always: str | None = None
 
     def __post_init__(self) -> None:
         self._attempts: dict[str, int] = defaultdict(int)
@@ -95,6 +104,8 @@ class FaultServer:
         with self._lock:
             self._attempts[prompt] += 1
             attempt = self._attempts[prompt]
+        if self.always is not None:
+            return attempt, self.always
         schedule = self.faults.get(prompt, [])
         return attempt, schedule[attempt - 1] if attempt <= len(schedule) else None
 
@@ -158,7 +169,8 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         attempt, fault = self.owner.next_fault(prompt)
         with self.owner._lock:
-            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body, dict(self.headers),
+            self.owner.log.append(LoggedRequest(self.path, prompt, attempt, fault, body,
+                                                {k.lower(): v for k, v in self.headers.items()},
                                                 time.monotonic()))
         if self.owner.delay_s:
             time.sleep(self.owner.delay_s)
@@ -169,7 +181,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "hang":
             time.sleep(self.owner.hang_s)
         if fault and fault.isdigit():
-            self._send(int(fault), {"error": {"message": f"injected {fault}", "type": "server_error"}})
+            code = "insufficient_quota" if fault == "429" and self.owner.quota_exhausted else None
+            self._send(int(fault), {"error": {"message": f"injected {fault}", "type": "server_error",
+                                              "code": code}})
             return
         if fault == "trickle":
             self._trickle(json.dumps(self._completion(prompt, body, chat)).encode("utf-8"))
@@ -185,14 +199,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _completion(self, prompt: str, body: dict[str, Any], chat: bool) -> dict[str, Any]:
         stop = body.get("stop") or []
         stops = [stop] if isinstance(stop, str) else stop
-        text, finish = answer_for(prompt, stops, int(body.get("max_tokens", 16)))
+        limit = body.get("max_tokens") or body.get("max_completion_tokens") or 10_000
+        text, finish = answer_for(prompt, stops, int(limit))
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+        reasoning = self.owner.reasoning if chat else None
         if chat:
+            text = self.owner.reply if self.owner.reply is not None else text
             choice["message"] = {"role": "assistant", "content": text}
+            if reasoning is not None:
+                choice["message"]["reasoning_content"] = reasoning
         else:
             choice["text"] = text
-        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
+        thought = len(reasoning.split()) if reasoning else 0
+        usage: dict[str, Any] = {"prompt_tokens": len(prompt.split()),
+                                 "completion_tokens": len(text.split()) + thought}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if reasoning is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         kind = "chat.completion" if chat else "text_completion"
         return {"id": "cmpl-x", "object": kind, "model": self.owner.model, "choices": [choice],
                 "usage": usage}  # fmt: skip

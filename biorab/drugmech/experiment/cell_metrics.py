@@ -55,7 +55,9 @@ def _share(flags: Sequence[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
-def _cell_metrics(scored: list[Any]) -> dict[str, dict[str, float | None]]:
+def _cell_metrics(scored: list[Any], exclude_incomplete: bool = False) -> dict[str, dict[str, float | None]]:
+    if exclude_incomplete:  # the paper's rule: neither numerator nor denominator (`DrugMechSpec`)
+        scored = [r for r in scored if not r.score.incomplete]
     metrics = {"accuracy_strict": _value(_share([r.score.correct_strict for r in scored]))}
     if scored and scored[0].query_type in _EDIT_TYPES:
         metrics["accuracy_relaxed"] = _value(_share([bool(r.score.correct_relaxed) for r in scored]))
@@ -88,7 +90,8 @@ def score_drugmech_cell(
     extra = {"n_incomplete": sum(r.score.incomplete for r in scored)}
     n_unparsed = sum(1 for r in scored if not r.score.parsed and not r.score.incomplete)
     failures = sum(row_error(r) is not None for r in rows)
-    result = CellResult(plan, len(rows), _cell_metrics(scored), n_unparsed, failures, path, extra)
+    metrics = _cell_metrics(scored, spec.exclude_incomplete)
+    result = CellResult(plan, len(rows), metrics, n_unparsed, failures, path, extra)
     return result, scored
 
 
@@ -105,8 +108,26 @@ def score_drugmech(
         result, rows = score_drugmech_cell(s, spec, cells_dir, out_dir)
         results.append(result)
         scored.extend(rows)
-    report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed)
-    return results, {"parser": spec.parser, "matcher": spec.matcher, **report}
+    report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed,
+                             exclude_incomplete=spec.exclude_incomplete)
+    section = {"parser": spec.parser, "matcher": spec.matcher, **report}
+    chain = _chain_depth(scored, spec)
+    if chain is not None:
+        section["chain_depth"] = chain
+    return results, section
+
+
+def _chain_depth(scored: list[Any], spec: DrugMechSpec) -> dict[str, Any] | None:
+    """The reasoning-chain-length analysis when the run answered deep Delete/Invert positives in the open
+    world (`biorab.drugmech.scoring.chain_depth`); None otherwise (DrugMechDB is then not loaded)."""
+    from biorab.drugmech.scoring.chain_depth import chain_depth_report, chain_samples
+
+    if not any(r.link == "ppi" and not r.is_negative and r.query_type in _EDIT_TYPES
+               and r.response.world == "open" for r in scored):
+        return None
+    moas = _moas_factory(spec)()
+    samples, skipped = chain_samples(scored, lambda moa_id: moas[moa_id])
+    return chain_depth_report(samples, skipped)
 
 
 def _fmt(stats: dict[str, Any] | None) -> str:
@@ -121,7 +142,9 @@ def render_drugmech_section(report: dict[str, Any]) -> str:
     """Markdown: per query file × world/mode over runs, then the groups (stratified BCa, 90% CI)."""
     lines = ["", "## DrugMech", "",
              f"Parser `{report['parser']}`, matcher `{report['matcher']}`. Accuracy over runs: mean ± SD "
-             "[90% t-interval]; unparsed and incomplete answers count as wrong.", "",
+             "[90% t-interval]; unparsed answers count as wrong; incomplete answers (finish reason not "
+             "`stop`) " + ("are left out (the paper's rule)." if report.get("exclude_incomplete") else
+                           "count as wrong."), "",
              "| query file | world/mode | runs | n | strict | relaxed | unparsed | incomplete |",
              "|---|---|---|---|---|---|---|---|"]
     for c in report["cells"]:
@@ -133,7 +156,12 @@ def render_drugmech_section(report: dict[str, Any]) -> str:
         for g in report["groups"]:
             lines.append(f"| {g['group']} | {g['files']} | {g['mean']:.3f} [{g['ci_low']:.3f}, "
                          f"{g['ci_high']:.3f}] | {g['n']} |")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if report.get("chain_depth"):
+        from biorab.drugmech.scoring.chain_depth import render_chain_depth
+
+        text += render_chain_depth(report["chain_depth"])
+    return text
 
 
 def drugmech_console_summary(report: dict[str, Any]) -> str:

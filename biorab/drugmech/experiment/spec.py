@@ -50,6 +50,9 @@ class DrugMechSpec(Params):
         release_dir / drugmechdb_dir / primekg: data overrides (default: `biorab.paths`; PrimeKG's
             ``kg.csv`` is needed only by factual negatives outside ``NAMED_DISEASE``).
         n_resamples / bootstrap_seed: the grouped stratified BCa bootstrap (90% CIs).
+        exclude_incomplete: the paper's rule (spec §9.1): an answer whose finish reason is not ``stop``
+            (or whose generation failed) is left out of the metrics, numerator and denominator, and counted
+            per cell (``n_incomplete``). Off: it counts as wrong. The DrugMech paper's jobs switch it on.
     """
 
     query_files: tuple[str, ...] = Field(min_length=1)
@@ -65,6 +68,7 @@ class DrugMechSpec(Params):
     primekg: str | None = None
     n_resamples: int = Field(default=9999, ge=2)
     bootstrap_seed: int = 42
+    exclude_incomplete: bool = False
 
     @field_validator("query_files", "worlds", "modes", "negative_modes")
     @classmethod

@@ -3,7 +3,8 @@ over runs, and per group of cells with the stratified BCa bootstrap (spec §11, 
 
 Unparsed and incomplete answers count as wrong in every accuracy here and are reported separately per
 cell. ``accuracy_strict_complete_only`` gives the original's denominator (incomplete answers left out)
-for comparison with the paper.
+for comparison with the paper; with ``exclude_incomplete`` (the paper's rule, switched on by the DrugMech
+paper's jobs) every accuracy leaves them out.
 """
 
 from __future__ import annotations
@@ -166,17 +167,31 @@ def _pairs(cells: dict[CellKey, list[ScoredRow]]) -> list[dict[str, Any]]:
 
 
 def accuracy_report(
-    rows: Sequence[ScoredRow], *, n_resamples: int = N_RESAMPLES, seed: int = DEFAULT_SEED
+    rows: Sequence[ScoredRow], *, n_resamples: int = N_RESAMPLES, seed: int = DEFAULT_SEED,
+    exclude_incomplete: bool = False,
 ) -> dict[str, Any]:
-    """The ``accuracy`` object of ``biorab drugmech score --json``: totals, cells, groups and pairs."""
+    """The ``accuracy`` object of ``biorab drugmech score --json``: totals, cells, groups and pairs.
+
+    `exclude_incomplete` (the DrugMech paper's rule, spec §9.1): an incomplete answer (finish reason not
+    ``stop``, or a failed generation) is left out of every accuracy, numerator and denominator; each cell
+    still counts them (``n_incomplete``), and its ``n`` is the answers counted."""
     cells: dict[CellKey, list[ScoredRow]] = defaultdict(list)
+    incomplete: Counter[CellKey] = Counter()
     for r in rows:
-        cells[cell_key(r)].append(r)
+        if exclude_incomplete and r.score.incomplete:
+            incomplete[cell_key(r)] += 1
+        else:
+            cells[cell_key(r)].append(r)
+    table = [_cell(k, v) for k, v in cells.items()]
+    for cell, key in zip(table, cells, strict=True):
+        cell["n_incomplete"] += incomplete[key]
     return {
-        "n": len(rows),
+        "n": sum(len(v) for v in cells.values()),
         "n_unparsed": sum(1 for r in rows if not r.score.parsed and not r.score.incomplete),
         "n_incomplete": sum(1 for r in rows if r.score.incomplete),
-        "cells": [_cell(k, v) for k, v in cells.items()],
+        "exclude_incomplete": exclude_incomplete,
+        "cells": table,
+        "cells_all_incomplete": [list(k) for k in incomplete if k not in cells],
         "groups": _groups(cells, n_resamples=n_resamples, seed=seed),
         "pairs": _pairs(cells),
     }

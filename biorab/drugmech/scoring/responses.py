@@ -56,6 +56,7 @@ class ScoredRow:
     is_negative: bool
     link: str | None
     score: SampleScore
+    query: Any = None  # the sample answered (its edited link: `biorab.drugmech.scoring.chain_depth`)
 
     def to_json(self) -> dict[str, Any]:
         """The row as ``--json`` prints it; world/mode/run appear only when the input gave them."""
@@ -227,5 +228,5 @@ def score_responses(
                 )
             except DataError as e:  # e.g. the reference MoA of a positive is missing from DrugMechDB
                 raise DataError(f"{qfile.name}[{r.index}]: {e}", path=path, line=r.line) from e
-        rows.append(ScoredRow(r, query.query_type, query.is_negative_sample, qfile.link, score))
+        rows.append(ScoredRow(r, query.query_type, query.is_negative_sample, qfile.link, score, query))
     return rows

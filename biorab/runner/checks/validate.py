@@ -49,7 +49,12 @@ def check_experiment(
 ) -> None:
     """Check every name and component param of `config` (see `load_experiment`)."""
     _check_name(BACKENDS, config.backend.name, "backend.name", path)
-    build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params", path=path)
+    backend_params = build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params",
+                                  path=path)
+    if config.backend.name == "openai":  # what a reasoning model refuses, refused before any work
+        from biorab.generation.openai_params import check_sampling
+
+        check_sampling(backend_params, config.sampling, path=path)  # type: ignore[arg-type]
     for i, spec in enumerate(config.retrieval):
         if not spec.retrieves:
             continue

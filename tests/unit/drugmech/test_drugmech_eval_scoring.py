@@ -133,6 +133,13 @@ def test_report_counts_unparsed_and_incomplete_as_wrong(tmp_path: Path, drugmech
     assert cell["accuracy_relaxed"]["mean"] == pytest.approx((2 / 4 + 3 / 4) / 2)
     assert cell["accuracy_strict_complete_only"]["mean"] == pytest.approx((1 / 3 + 3 / 4) / 2)
     assert cell["option_counts"] == {"Fully Blocked": 4, "No Effect": 1, "None": 1, "Partially Blocked": 1}
+    # the paper's rule: the answer cut at `length` is in neither numerator nor denominator, and counted
+    paper = accuracy_report(scored, n_resamples=200, exclude_incomplete=True)
+    (cell,) = paper["cells"]
+    assert (cell["runs"], cell["n"], cell["n_unparsed"], cell["n_incomplete"]) == (2, 7, 1, 1)
+    assert cell["accuracy_strict"]["mean"] == pytest.approx((1 / 3 + 3 / 4) / 2)
+    assert cell["accuracy_relaxed"]["mean"] == pytest.approx((2 / 3 + 3 / 4) / 2)
+    assert (paper["n"], paper["n_incomplete"], paper["exclude_incomplete"]) == (7, 1, True)
 
 
 def test_groups_upsample_250_sample_files_next_to_addlink(tmp_path: Path, drugmechcf_dir: Path) -> None:

@@ -1,0 +1,56 @@
+"""`biorab plan jobs/drugmech_models.yaml`: the DrugMech paper's five models, each with its cells, tokens
+and (for the OpenAI models, from the job's prices) the cost bound; the job's per-model settings reach each
+run's config (Qwen: one run; reasoning_effort sent only to reasoning models; flex for o3 and o4-mini)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from biorab.generation.base import SamplingParams
+from biorab.generation.openai_params import OpenAIParams, request_body
+from biorab.records import Prompt
+from biorab.sweep import load_sweep
+from biorab.sweep.expand import expand_runs
+from tests.support.cli_runs import REPO, biorab
+
+JOB = REPO / "jobs" / "drugmech_models.yaml"
+MODELS = ["gpt-4o-2024-08-06", "o3-2025-04-16", "o3-mini-2025-01-31", "o4-mini-2025-04-16",
+          "Qwen3-4B-Thinking-2507"]
+
+
+def test_plan_lists_the_five_models_with_cells_tokens_and_cost(tmp_path: Path) -> None:
+    out = biorab("plan", str(JOB), "--json", "--skip-data", cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
+    assert [m["model"] for m in plan["models"]] == MODELS
+    cells = {m["model"]: m["cells"] for m in plan["models"]}
+    assert cells == {**dict.fromkeys(MODELS[:4], 130), "Qwen3-4B-Thinking-2507": 26}  # 26 cells × 5 / 1 run
+    o4 = plan["models"][3]
+    assert o4["new_prompt_tokens"] > 0 and o4["new_decode_tokens"] == o4["new_generations"] * 4096
+    assert o4["cost_usd"] == pytest.approx((o4["new_prompt_tokens"] * 0.55 + o4["new_decode_tokens"] * 2.20)
+                                           / 1e6, abs=0.01)
+    assert plan["models"][4]["cost_usd"] is None
+    assert plan["cost_usd"] == pytest.approx(sum(m["cost_usd"] or 0 for m in plan["models"]), abs=0.05)
+
+
+def test_each_model_gets_the_paper_request() -> None:
+    runs = {r.model: r.config for r in expand_runs(load_sweep(JOB), path=JOB)}
+    assert runs["Qwen3-4B-Thinking-2507"].drugmech.runs == 1 and runs["o3-2025-04-16"].drugmech.runs == 5
+    sampling = runs["o3-2025-04-16"].sampling
+    assert (sampling.temperature, sampling.seed) == (1.0, 42)
+    bodies = {}
+    for model, config in runs.items():
+        body = request_body(OpenAIParams(**config.backend.params), Prompt("q", "p"), SamplingParams(
+            temperature=1.0, seed=42))
+        bodies[model] = {k: v for k, v in body.items() if k not in ("model", "messages")}
+    reasoning = {"temperature": 1.0, "seed": 42, "presence_penalty": 0.0, "reasoning_effort": "medium"}
+    assert bodies == {
+        "gpt-4o-2024-08-06": {"temperature": 1.0, "top_p": 1.0, "seed": 42, "presence_penalty": 0.0},
+        "o3-2025-04-16": {**reasoning, "service_tier": "flex"},
+        "o3-mini-2025-01-31": reasoning,
+        "o4-mini-2025-04-16": {**reasoning, "service_tier": "flex"},
+        "Qwen3-4B-Thinking-2507": {"temperature": 1.0, "top_p": 1.0, "seed": 42, "presence_penalty": 0.0},
+    }
