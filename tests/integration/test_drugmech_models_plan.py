@@ -27,7 +27,7 @@ def test_plan_lists_the_five_models_with_cells_tokens_and_cost(tmp_path: Path) -
     plan = json.loads(out.stdout)
     assert [m["model"] for m in plan["models"]] == MODELS
     cells = {m["model"]: m["cells"] for m in plan["models"]}
-    assert cells == {**dict.fromkeys(MODELS[:4], 130), "Qwen3-4B-Thinking-2507": 26}  # 26 cells × 5 / 1 run
+    assert cells == {**dict.fromkeys(MODELS[:4], 140), "Qwen3-4B-Thinking-2507": 28}  # 28 cells × 5 / 1 run
     o4 = plan["models"][3]
     assert o4["new_prompt_tokens"] > 0 and o4["new_decode_tokens"] == o4["new_generations"] * 4096
     assert o4["cost_usd"] == pytest.approx((o4["new_prompt_tokens"] * 0.55 + o4["new_decode_tokens"] * 2.20)

@@ -49,6 +49,7 @@ def report_tables(text: str) -> dict[str, Table]:
     significance marks (``**``, ``*``)."""
     out: dict[str, Table] = {}
     for part in text.split("\n### ")[1:]:
+        part = part.split("\n## ")[0]  # a level-2 section after the last table (token use) is no part of it
         lines = [line for line in part.splitlines() if line.startswith("|")]
         columns = [c.strip() for c in lines[0].strip("|").split("|")][1:]
         rows: Table = {}
@@ -153,3 +154,10 @@ def test_every_report_number_is_its_cells_summary_value(
                 (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method))},
     }
     assert got == want
+    # the token table: the model's usage summed over its runs (one per matrix block here)
+    usage = {k: sum(json.loads(p.read_text(encoding="utf-8"))["usage"][k]
+                    for p in (tmp_path / "runs/cells").glob("*/summary.json"))
+             for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
+    text = (tmp_path / "runs/cells/report/report.md").read_text(encoding="utf-8")
+    assert (f"| fake | {usage['prompt_tokens']:,} | {usage['completion_tokens']:,} | "
+            f"{usage['reasoning_tokens']:,} | - |") in text
