@@ -1,8 +1,10 @@
 """`RayExecutor`: the run's pending rows through the RAL's batch stages on Ray Data.
 
     examples → retrieval (actor pool) → rows with hits to the driver → prompt-prefix order
-             → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
-             runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
+             → LLM actor pool: render → generate → awareness probe (probing cells) → parse → write
+               Parquet shards, in the actor → receipts
+    with the vllm_processor engine, the LLM stage is Ray's processor between tasks:
+             → render (tasks) → vLLM processor → parse (tasks) → write (tasks) → receipts
 
 With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`),
 retrieval is its own pass: the LLM batches are cut only once every row's examples are known, so that rows
@@ -15,11 +17,10 @@ batching and I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from biorab.cells import CellPlan
-from biorab.experiment import ExperimentConfig, ResourcesConfig, StageResources
+from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral.rows import from_table, to_table
 from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
@@ -73,21 +74,13 @@ def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preloa
     """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
     `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage; `preload`:
     the LLM actor loads its model as it starts (a row is known to miss the cache, `known_miss`)."""
-    config, plans = request.config, request.plans
-    res = config.resources
-    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
-    # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
-    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
-                            "batch_size": res.llm.batch_size}
-    ds: Any = input_dataset(request.rows, res)
+    plans = request.plans
+    ds: Any = input_dataset(request.rows, request.config.resources)
     if not retrieved and any(p.retrieves for p in plans.values()):
         ds = _retrieval_stage(ds, request)
-    ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
-    ds = _llm_stage(ds, config, str(request.generations_store), plans, preload=preload)
-    ds = ds.map_batches(parse_batch, fn_kwargs={"plans": dict(plans)}, **task)
-    return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
-                          batch_size=res.llm.batch_size,
-                          fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
+    if request.config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
+        return _processor_stages(ds, request)
+    return _llm_stage(ds, request, preload=preload)
 
 
 def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
@@ -107,19 +100,35 @@ def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
     return order_by_prefix(out, plans)
 
 
-def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
-               plans: Mapping[str, CellPlan], *, preload: bool = False) -> Any:
-    if config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
-        from pipelines.vllm_processor import vllm_processor_stage
-
-        return vllm_processor_stage(ds, config, generations_store)
+def _llm_stage(ds: Any, request: ExecutionRequest, *, preload: bool = False) -> Any:
+    """The LLM actor pool: each actor renders, generates, probes, parses and writes its batches
+    (`pipelines.stages.GenerationActor`) and hands back receipts."""
+    config, plans = request.config, request.plans
     kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
-              "sampling": config.sampling.model_dump(), "generations_store": generations_store,
-              # only the probing cells' plans: the actor probes their rows after the task generation
-              "plans": {k: p for k, p in plans.items() if p.probes},
+              "sampling": config.sampling.model_dump(), "generations_store": str(request.generations_store),
+              "plans": dict(plans), "parts": dict(request.parts), "cells_dir": str(request.cells_dir),
+              "attempt": request.attempt,
               "seeds": sampling_seeds(plans),  # DrugMech run r samples with seed + r
               "preload": preload}
     return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
+
+
+def _processor_stages(ds: Any, request: ExecutionRequest) -> Any:
+    """render (tasks) → Ray's vLLM processor → parse (tasks) → write (tasks): the processor is Ray's own
+    stage, so the RAL's steps around it run as tasks."""
+    from pipelines.vllm_processor import vllm_processor_stage
+
+    config, plans = request.config, request.plans
+    res = config.resources
+    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
+    # and the LLM stage would then get one big bundle (no streaming, no progress until the end).
+    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
+                            "batch_size": res.llm.batch_size}
+    ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
+    ds = vllm_processor_stage(ds, config, str(request.generations_store))
+    ds = ds.map_batches(parse_batch, fn_kwargs={"plans": dict(plans)}, **task)
+    return ds.map_batches(write_batch, fn_kwargs={"cells_dir": str(request.cells_dir),
+                                                  "attempt": request.attempt}, **task)
 
 
 def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> ExecutionStats:

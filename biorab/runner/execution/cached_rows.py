@@ -4,7 +4,7 @@ The Ray executor starts an LLM actor pool (and its engine) for whatever rows rea
 building the pipeline, its driver renders the rows whose prompts are known (rows of cells that do not
 retrieve, or every row once retrieval ran as its own pass) and reads their generations, and the probes of
 probing cells, from the cache through `CacheOnlyBackend`. Rows found entirely are parsed and written on
-the driver, exactly as the pipeline's stages would (the same stage callables); the others go on to the
+the driver, exactly as the pipeline's LLM actor would (the same `AnswerStage`); the others go on to the
 pipeline unchanged. A fully cached rerun then starts no LLM actor at all.
 """
 
@@ -14,14 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from biorab.cells import CellPlan
-from biorab.ral.probe_stage import ProbeStage
+from biorab.ral.answer_stage import AnswerStage
 from biorab.ral.retrieval_stage import RetrievalStage
-from biorab.ral.rows import stamp
-from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.stages import GenerationStage
 from biorab.runner.execution.deferred_backend import CacheOnlyBackend, planned_digest, run_generator
 from biorab.runner.execution.executor import ExecutionRequest
 from biorab.runner.plan.cell_slices import sampling_seeds
-from biorab.runner.store.shards import write_shards
+from biorab.runner.store.shards import write_rows
 
 
 def finish_cached(request: ExecutionRequest, *, retrieved: bool
@@ -42,13 +41,12 @@ def finish_cached(request: ExecutionRequest, *, retrieved: bool
     if not retrieved:
         # non-retrieving rows: empty hits, no retriever
         batch = RetrievalStage(plans, request.parts, request.hits_store)(batch)
-    batch = ProbeStage(plans, lookup)(lookup(RenderStage(plans, request.parts)(batch)))
-    # a miss is an error row (never cached); a hit has none, nor has its probe
+    batch = AnswerStage(plans, request.parts, lookup)(batch)
+    # a miss is an error row (never cached, never written: the pipeline runs it from `rows` again); a hit
+    # has none, nor has its probe
     done = [r for r in batch if r.get("gen_error") is None and r.get("probe_gen_error") is None]
     if done:
-        done = ParseStage(plans)(done)
-        stamp(done, request.attempt)
-        write_shards(done, request.cells_dir, request.attempt)
+        write_rows(done, request.cells_dir, request.attempt)
     finished = {_identity(r) for r in done}
     return done, [r for r in rows if _identity(r) not in finished]
 

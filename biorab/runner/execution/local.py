@@ -1,5 +1,5 @@
-"""The in-process executor: the RAL's batch stages (`biorab.ral.stages`), called one batch at a time
-without Ray.
+"""The in-process executor: the RAL's batch stages (`biorab.ral.retrieval_stage`, then
+`biorab.ral.answer_stage`), called one batch at a time without Ray.
 
 Used by tests, Serve and ``biorab run --no-ray`` (as `LocalExecutor`); it writes the same shard files as
 the Ray pipeline (`pipelines.ray_executor.RayExecutor`).
@@ -10,21 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from biorab.generation.prepare import prepare_for_backend
+from biorab.ral.answer_stage import AnswerStage
 from biorab.ral.generator import CachedGenerator
-from biorab.ral.probe_stage import ProbeStage
 from biorab.ral.retrieval_stage import RetrievalStage
-from biorab.ral.rows import stamp
-from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.stages import GenerationStage
 from biorab.runner.execution.deferred_backend import run_generator
 from biorab.runner.execution.executor import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.runner.execution.prefix_order import order_by_prefix, wanted
 from biorab.runner.plan.cell_slices import sampling_seeds
-from biorab.runner.store.shards import write_shards
+from biorab.runner.store.shards import write_rows
 
 
 def run_local(request: ExecutionRequest, *, backend: Any = None,
               prefix_order: bool | None = None) -> ExecutionStats:
-    """Run every pending row through retrieval → render → generate → parse → awareness probe → write, in
+    """Run every pending row through retrieval → render → generate → awareness probe → parse → write, in
     batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
     for tests. The probe acts only on rows of cells whose retrieval setting probes.
 
@@ -45,10 +44,8 @@ def _run_batches(request: ExecutionRequest, generator: CachedGenerator,
     config, plans, rows = request.config, request.plans, request.rows
     progress, cell_rows = request.progress, request.cell_rows
     retrieve = RetrievalStage(plans, request.parts, request.hits_store)
-    render = RenderStage(plans, request.parts)
-    generate = GenerationStage(generator, config.sampling, seeds=sampling_seeds(plans))
-    parse = ParseStage(plans)
-    probe = ProbeStage(plans, generate)
+    answer = AnswerStage(plans, request.parts,
+                         GenerationStage(generator, config.sampling, seeds=sampling_seeds(plans)))
     stats = ExecutionStats()
     size = config.resources.llm.batch_size
     if progress is not None:
@@ -61,9 +58,8 @@ def _run_batches(request: ExecutionRequest, generator: CachedGenerator,
         batch = [dict(r) for r in rows[start : start + size]]
         if cell_rows is not None:  # these cells start now (their runs open before the generation)
             cell_rows(rows_per_cell(batch, zero=True))
-        batch = probe(parse(generate(render(batch if retrieved else retrieve(batch)))))
-        stamp(batch, request.attempt)
-        write_shards(batch, request.cells_dir, request.attempt)
+        batch = answer(batch if retrieved else retrieve(batch))
+        write_rows(batch, request.cells_dir, request.attempt)
         n = stats.add_rows(batch)
         if progress is not None:
             progress(n, len(rows))
