@@ -30,6 +30,7 @@ from pydantic import Field
 
 from biorab.errors import BackendError, ConfigError
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.capabilities import Capabilities
 from biorab.generation.http_deadline import Deadline, open_with_deadline
 from biorab.generation.openai_label_logprobs import echo_body, label_logprob
 from biorab.params import Params as BaseParams
@@ -55,6 +56,9 @@ class FatalRequestError(Exception):
 class OpenAIBackend:
     """Client of an OpenAI-compatible completions server (see the module docstring).
 
+    Its `capabilities` are those of a client: the server owns the model (no local weights, nothing to
+    defer) and whatever prefix cache it has.
+
     Params:
         base_url: the server's ``/v1`` URL.
         model: the model name the server knows.
@@ -77,6 +81,8 @@ class OpenAIBackend:
         extra_body: extra JSON fields merged into every request.
         model_revision: recorded in `model_digest`, to tell apart server models that share a name.
     """
+
+    capabilities = Capabilities()
 
     class Params(BaseParams):
         base_url: str = "https://api.openai.com/v1"
@@ -116,7 +122,11 @@ class OpenAIBackend:
 
     @property
     def model_digest(self) -> str:
-        p = self.params
+        return self.params_digest(self.params)
+
+    @staticmethod
+    def params_digest(p: OpenAIBackend.Params) -> str:
+        """The cache digest of a client with params `p` (`biorab.generation.model_info` asks it too)."""
         return stable_digest({"backend": "openai", "base_url": p.base_url, "model": p.model,
                               "revision": p.model_revision, "chat": p.chat})  # fmt: skip
 
