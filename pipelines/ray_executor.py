@@ -25,7 +25,7 @@ from typing import Any
 from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
-from biorab.ral.cached_rows import finish_cached, known_miss
+from biorab.ral import finish_cached, known_miss
 from biorab.ral.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, segment_batch, write_batch

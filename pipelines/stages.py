@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from biorab.generation.deferred import DeferredBackend
-from biorab.ral.row_pipeline import RowPipeline
+from biorab.ral import RowPipeline
 from biorab.ral.rows import from_table, to_table
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
