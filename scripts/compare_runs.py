@@ -39,7 +39,10 @@ def rows(run: Path) -> list[dict[str, Any]]:
 
 
 def summary(run: Path) -> dict[str, Any]:
-    data = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    """`summary.json`'s cells, execution counts and completeness, with the run folder's own path (in the
+    predictions' file names) made relative."""
+    text = (run / "summary.json").read_text(encoding="utf-8").replace(str(run.resolve()), "<run>")
+    data = json.loads(text)
     return {"cells": data["cells"], "execution": data["execution"], "complete": data["complete"]}
 
 
