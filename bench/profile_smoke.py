@@ -101,14 +101,15 @@ def _datasets(rows: list[dict[str, Any]]) -> str:
 def instrument_stages(p: Phases) -> None:
     """Timers on the in-process stages and the runner's phases (driver side)."""
     import biorab.generation
-    import biorab.runner.execution.local as local
+    import biorab.runner.execution.request as request
     import biorab.runner.run as run
+    from biorab.ral.retrieval_stage import RetrievalStage
     from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
 
-    p.wrap(local.RetrievalStage, "__call__", "retrieval (index build incl.)")
+    p.wrap(RetrievalStage, "__call__", "retrieval (index build incl.)")
     p.wrap(RenderStage, "__call__", "render")
     p.wrap(ParseStage, "__call__", "parse")
-    p.wrap(local, "write_shards", "write shards")
+    p.wrap(request, "write_rows", "write shards")  # the request's `write` binds it when it is built
     p.wrap(biorab.generation, "build_backend", "engine start (imports, model load)")
     p.wrap(run, "_score", "scoring + bootstrap CIs")
     p.wrap(run, "_finish_tracking", "MLflow: log results")

@@ -9,7 +9,7 @@ the first lookup, so a caller never has to import modules for their side effects
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from biorab.errors import UnknownNameError
@@ -27,6 +27,7 @@ class Registry(Generic[T]):
         self._objects: dict[str, T] = {}
         self._lazy: dict[str, str] = {}
         self._lazy_params: dict[str, str] = {}
+        self._lazy_declared: dict[str, dict[str, str]] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register the decorated class or function under `name`."""
@@ -43,20 +44,25 @@ class Registry(Generic[T]):
         self._objects[name] = obj
         self._lazy.pop(name, None)
 
-    def add_lazy(self, name: str, target: str, *, params: str | None = None) -> None:
+    def add_lazy(self, name: str, target: str, *, params: str | None = None,
+                 declared: Mapping[str, str] | None = None) -> None:
         """Register `name` as ``"package.module:attribute"``, imported only when first asked for.
 
         `params` (``"module:attribute"``) names the component's ``Params`` model in a light module: checking
         a config's params then never imports the component's own module (the transformers backend's
-        imports torch and transformers, seconds of CPU on a driver that never generates).
+        imports torch and transformers, seconds of CPU on a driver that never generates). `declared` does
+        the same for other class attributes (``{"capabilities": "module:attribute"}``, `attribute_of`);
+        the component's class must hold the very same objects.
         """
-        for spec in (target, params or "-:-"):
+        for spec in (target, params or "-:-", *(declared or {}).values()):
             if ":" not in spec:
                 raise ValueError(f"lazy target must look like 'module:attribute', got {spec!r}")
         if name not in self._objects:
             self._lazy[name] = target
             if params is not None:
                 self._lazy_params[name] = params
+            if declared:
+                self._lazy_declared[name] = dict(declared)
 
     def get(self, name: str) -> T:
         self._load_builtins()
@@ -78,6 +84,16 @@ class Registry(Generic[T]):
             module_name, attribute = self._lazy_params[name].split(":", 1)
             return getattr(importlib.import_module(module_name), attribute)
         return getattr(self.get(name), "Params", None)
+
+    def attribute_of(self, name: str, attribute: str) -> Any:
+        """Class attribute `attribute` of component `name` (None when it has none), read from the light
+        module given to `add_lazy` (`declared`) while the component itself is not loaded."""
+        self._load_builtins()
+        light = self._lazy_declared.get(name, {}).get(attribute)
+        if light is not None and name not in self._objects:
+            module_name, found = light.split(":", 1)
+            return getattr(importlib.import_module(module_name), found)
+        return getattr(self.get(name), attribute, None)
 
     def names(self) -> list[str]:
         self._load_builtins()

@@ -1,33 +1,34 @@
-"""`RayExecutor`: the run's pending rows through the RAL's batch stages on Ray Data.
+"""`RayExecutor`: the run's pending rows through the run's pipeline (`biorab.ral.pipeline`) on Ray Data.
 
-    examples → retrieval (actor pool) → rows with hits to the driver → prompt-prefix order
-             → render (tasks) → LLM (actor pool | vLLM processor; the awareness probe of probing cells
-             runs in the same LLM actor) → parse (tasks) → write Parquet shards (tasks) → receipts
+    examples → retrieval segment (actor pool) → [rows with hits to the driver → prompt-prefix order]
+             → answer segment in the LLM actor pool: render → generate → awareness probe (probing cells)
+               → parse, then the runner's `write` (Parquet shards), in the actor → receipts
+    with the vllm_processor engine, Ray's processor stands in for the generate stage:
+             → render segment (tasks) → vLLM processor → parse segment (tasks) → write (tasks) → receipts
 
-With prefix order (by default on the vLLM backend, `biorab.runner.execution.prefix_order.wanted`),
+With prefix order (by default on a backend with a prefix cache, `ExecutionRequest.prefix_ordered`),
 retrieval is its own pass: the LLM batches are cut only once every row's examples are known, so that rows
 sharing instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
 killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
 
-Each stage is a `biorab.ral` batch stage wrapped by `pipelines.stages`; this module only adds resources,
-batching and I/O.
+The stages and their order are the pipeline's (`biorab.ral.pipeline.STAGES`); `pipelines.stages` wraps
+its segments, and this module only places them on actors and adds resources, batching and I/O. It takes
+everything of the runner from the request (`biorab.execution.ExecutionRequest`: `write`, `order`) and
+imports none of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from biorab.cells import CellPlan
-from biorab.experiment import ExperimentConfig, ResourcesConfig, StageResources
+from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
+from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
+from biorab.ral import finish_cached, known_miss
 from biorab.ral.rows import from_table, to_table
-from biorab.runner.execution import ExecutionRequest, ExecutionStats, rows_per_cell
-from biorab.runner.execution.cached_rows import finish_cached, known_miss
-from biorab.runner.execution.prefix_order import order_by_prefix, wanted
-from biorab.runner.plan.cell_slices import sampling_seeds
 from pipelines.ray_setup import init_ray
-from pipelines.stages import GenerationActor, RetrievalActor, parse_batch, render_batch, write_batch
+from pipelines.stages import GenerationActor, RetrievalActor, segment_batch, write_batch
 
 
 def _actor_args(res: StageResources) -> dict[str, Any]:
@@ -73,53 +74,55 @@ def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preloa
     """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
     `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage; `preload`:
     the LLM actor loads its model as it starts (a row is known to miss the cache, `known_miss`)."""
-    config, plans = request.config, request.plans
-    res = config.resources
-    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
-    # and the LLM actor would then get one big bundle (no streaming, no progress until the end).
-    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
-                            "batch_size": res.llm.batch_size}
-    ds: Any = input_dataset(request.rows, res)
-    if not retrieved and any(p.retrieves for p in plans.values()):
+    ds: Any = input_dataset(request.rows, request.config.resources)
+    if not retrieved and request.pipeline.retrieves():
         ds = _retrieval_stage(ds, request)
-    ds = ds.map_batches(render_batch, fn_kwargs={"plans": dict(plans), "parts": dict(request.parts)}, **task)
-    ds = _llm_stage(ds, config, str(request.generations_store), plans, preload=preload)
-    ds = ds.map_batches(parse_batch, fn_kwargs={"plans": dict(plans)}, **task)
-    return ds.map_batches(write_batch, num_cpus=res.task_num_cpus, batch_format="pyarrow",
-                          batch_size=res.llm.batch_size,
-                          fn_kwargs={"cells_dir": str(request.cells_dir), "attempt": request.attempt})
+    if request.config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
+        return _processor_stages(ds, request)
+    return _llm_stage(ds, request, preload=preload)
 
 
 def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
-    kwargs = {"plans": dict(request.plans), "parts": dict(request.parts),
-              "hits_store": str(request.hits_store)}
-    return ds.map_batches(RetrievalActor, fn_constructor_kwargs=kwargs,
+    """The retrieval actor pool: each actor runs the pipeline's retrieval segment."""
+    return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"pipeline": request.pipeline},
                           **_actor_args(request.config.resources.retrieval))
 
 
 def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
     """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
-    prompt-prefix order (`biorab.runner.execution.prefix_order.order_by_prefix`)."""
-    rows, plans, config = request.rows, request.plans, request.config
-    ds = _retrieval_stage(input_dataset(rows, config.resources), request)
+    prompt-prefix order (the request's `order`)."""
+    ds = _retrieval_stage(input_dataset(request.rows, request.config.resources), request)
     out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
            for row in from_table(batch)]
-    return order_by_prefix(out, plans)
+    return request.order(out)
 
 
-def _llm_stage(ds: Any, config: ExperimentConfig, generations_store: str,
-               plans: Mapping[str, CellPlan], *, preload: bool = False) -> Any:
-    if config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
-        from pipelines.vllm_processor import vllm_processor_stage
+def _llm_stage(ds: Any, request: ExecutionRequest, *, preload: bool = False) -> Any:
+    """The LLM actor pool: each actor runs the pipeline's answer segment on its batches, writes them
+    (`pipelines.stages.GenerationActor`) and hands back receipts."""
+    kwargs = {"pipeline": request.pipeline, "write": request.write, "preload": preload}
+    return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs,
+                          **_actor_args(request.config.resources.llm))
 
-        return vllm_processor_stage(ds, config, generations_store)
-    kwargs = {"backend": config.backend.name, "backend_params": dict(config.backend.params),
-              "sampling": config.sampling.model_dump(), "generations_store": generations_store,
-              # only the probing cells' plans: the actor probes their rows after the task generation
-              "plans": {k: p for k, p in plans.items() if p.probes},
-              "seeds": sampling_seeds(plans),  # DrugMech run r samples with seed + r
-              "preload": preload}
-    return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs, **_actor_args(config.resources.llm))
+
+def _processor_stages(ds: Any, request: ExecutionRequest) -> Any:
+    """render segment (tasks) → Ray's vLLM processor, in place of the generate stage → parse segment
+    (tasks) → write (tasks): the processor is Ray's own stage, so the pipeline's stages around it run as
+    tasks. (No probe stage: probing cells are refused with this engine at validation.)"""
+    from pipelines.vllm_processor import vllm_processor_stage
+
+    config, pipeline = request.config, request.pipeline
+    res = config.resources
+    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
+    # and the LLM stage would then get one big bundle (no streaming, no progress until the end).
+    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
+                            "batch_size": res.llm.batch_size}
+    ds = ds.map_batches(segment_batch, fn_kwargs={"pipeline": pipeline, "first": "render", "last": "render"},
+                        **task)
+    ds = vllm_processor_stage(ds, config, str(request.generations_store))
+    ds = ds.map_batches(segment_batch, fn_kwargs={"pipeline": pipeline, "first": "parse", "last": "parse"},
+                        **task)
+    return ds.map_batches(write_batch, fn_kwargs={"write": request.write}, **task)
 
 
 def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> ExecutionStats:
@@ -130,7 +133,7 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
 
     started = init_ray(request.config.resources)
     try:
-        retrieved = wanted(request.config, prefix_order, request.plans)
+        retrieved = request.prefix_ordered(prefix_order)
         if retrieved:
             request = request.with_rows(retrieve_rows(request))
         total = len(request.rows)
@@ -138,7 +141,9 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
         if request.progress is not None:
             request.progress(0, total)  # the total, before the first (possibly long) batch
         # rows whose generations are all cached are finished on the driver: no LLM actor for them
-        done, rest = finish_cached(request, retrieved=retrieved)
+        done, rest = finish_cached(request.pipeline, request.rows, retrieved=retrieved)
+        if done:
+            request.write(done)
         _count(done, stats, total, request)
         if not rest:
             return stats
@@ -164,7 +169,7 @@ def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int,
 
 
 class RayExecutor:
-    """The Ray Data `biorab.runner.execution.Executor` (``biorab run`` without ``--no-ray``).
+    """The Ray Data `biorab.execution.Executor` (``biorab run`` without ``--no-ray``).
 
     `prefix_order`: retrieve first and put rows in prompt-prefix order before batching (``False``: one
     streaming pass in the given order; ``None``: where the backend has a prefix cache)."""

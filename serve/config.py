@@ -19,6 +19,7 @@ from biorab.config_loading import read_yaml, validate_mapping
 from biorab.errors import ConfigError
 from biorab.experiment import BackendSpec, ParserMode, RetrievalSpec
 from biorab.generation.base import SamplingParams
+from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
 from pipelines.ray_setup import RaySettings
 
@@ -212,8 +213,14 @@ class ServeConfig(Params):
 
     @property
     def tensor_parallel_size(self) -> int:
-        """GPUs per generator replica: a ``vllm`` backend's ``tensor_parallel_size``, else 1."""
-        return int(self.backend.params.get("tensor_parallel_size", 1)) if self.backend.name == "vllm" else 1
+        """GPUs per generator replica: the ``tensor_parallel_size`` of a backend with
+        `Capabilities.tensor_parallel` (``vllm``), else 1."""
+        from biorab.registry import BACKENDS
+
+        # an unknown name is not refused here but by `check_components`, which names the known ones
+        if self.backend.name not in BACKENDS or not capabilities_of(self.backend.name).tensor_parallel:
+            return 1
+        return int(self.backend.params.get("tensor_parallel_size", 1))
 
     @model_validator(mode="after")
     def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfig:

@@ -16,6 +16,7 @@ between batches; an engine that can abort a running request (vLLM's async engine
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import logging
 import re
@@ -28,6 +29,7 @@ from ray import serve
 
 from biorab.generation import build_backend
 from biorab.generation.base import SamplingParams
+from biorab.generation.capabilities import capabilities_of
 from biorab.records import Generation, Prompt
 from serve.deadlines import DeadlineExceeded, Ticket
 from serve.metrics import DropMetrics
@@ -45,15 +47,18 @@ DROPPED = "dropped: the request's deadline passed before its batch started"
 
 
 def serving_backend(name: str, params: dict[str, Any]) -> Any:
-    """The backend a generator replica serves with: for ``vllm``, vLLM's async engine (continuous
-    batching, aborts; `biorab.generation.vllm_async`) from the same params as the offline engine; any
-    other name, the registry's backend, batched by `serve.batch`."""
-    if name != "vllm":
+    """The backend a generator replica serves with: the backend's async engine where its capabilities
+    name one (`Capabilities.async_engine`: for ``vllm``, vLLM's async engine, continuous batching and aborts,
+    `biorab.generation.vllm_async`) from the same params as the offline engine; else the registry's
+    backend, batched by `serve.batch`."""
+    engine = capabilities_of(name).async_engine
+    if engine is None:
         return build_backend(name, params)
     from biorab.config_loading import validate_mapping
-    from biorab.generation.vllm_async import AsyncVLLMBackend
 
-    return AsyncVLLMBackend(validate_mapping(AsyncVLLMBackend.Params, params, key_prefix="backend.params"))
+    module, attribute = engine.split(":", 1)
+    cls = getattr(importlib.import_module(module), attribute)
+    return cls(validate_mapping(cls.Params, params, key_prefix="backend.params"))
 
 
 def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Generation | None:

@@ -13,7 +13,6 @@ import typer
 from biorab.errors import ConfigError, DataError
 
 _RELEASE_HELP = "Folder of the released query files (or the drugmechcf folder above it)."
-_CHAT_BACKENDS = ("transformers", "vllm", "openai")  # built-in backends with a `chat` param
 _PRIMEKG_HELP = "PrimeKG kg.csv: describes the diseases of factual negatives outside NAMED_DISEASE."
 _DMDB_HELP = "DrugMechDB folder (indication_paths.yaml); needed for closed-world and graph scores."
 
@@ -178,9 +177,10 @@ def _respond_config(file: str, out: Path, backend: str, params: dict[str, Any], 
     """The experiment config of one ``respond``: the file's DrugMech cells only, untracked."""
     import re
 
+    from biorab.drugmech.experiment.spec import takes_chat
     from biorab.experiment import ExperimentConfig
 
-    if backend in _CHAT_BACKENDS:  # the paper sent each prompt as one user message (spec §8, §9.1)
+    if takes_chat(backend):  # the paper sent each prompt as one user message (spec §8, §9.1)
         params.setdefault("chat", True)
     release, dmdb, kg = (str(p) if p is not None else None for p in data)
     return ExperimentConfig.model_validate({

@@ -19,6 +19,7 @@ BACKENDS.add_lazy(
     "transformers",
     "biorab.generation.hf:TransformersBackend",
     params="biorab.generation.hf_params:TransformersParams",
+    declared={"capabilities": "biorab.generation.hf_params:CAPABILITIES"},
 )
 BACKENDS.add_lazy("vllm", "biorab.generation.vllm_engine:VLLMBackend")
 BACKENDS.add_lazy(

@@ -33,6 +33,7 @@ from pydantic import Field
 
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.capabilities import Capabilities
 from biorab.generation.reasoning import ThinkingParams, apply_split
 from biorab.params import Params as BaseParams
 from biorab.records import Generation, Prompt
@@ -48,6 +49,8 @@ def _unit_hash(*parts: object) -> float:
 @BACKENDS.register("fake")
 class FakeBackend:
     """Deterministic backend for tests and dry runs (see the module docstring)."""
+
+    capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
         mode: Literal["fixed", "choice", "map", "copy_top"] = "fixed"
@@ -73,7 +76,12 @@ class FakeBackend:
 
     @property
     def model_digest(self) -> str:
-        return stable_digest({"backend": "fake", **self.params.model_dump(mode="json")})
+        return self.params_digest(self.params)
+
+    @staticmethod
+    def params_digest(params: FakeBackend.Params) -> str:
+        """The cache digest of a fake backend with `params` (`biorab.generation.model_info` asks it too)."""
+        return stable_digest({"backend": "fake", **params.model_dump(mode="json")})
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """Answer every prompt deterministically; see the class docs for the modes and faults."""

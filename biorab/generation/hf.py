@@ -22,7 +22,7 @@ from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
 from biorab.generation.hf_dtype import resolve_dtype
 from biorab.generation.hf_label_logprobs import ScoringRequest, score_labels
-from biorab.generation.hf_params import TransformersParams
+from biorab.generation.hf_params import CAPABILITIES, TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
@@ -56,6 +56,7 @@ class TransformersBackend:
     """
 
     Params = TransformersParams  # in its own light module: checking a config needs no torch
+    capabilities = CAPABILITIES
 
     def __init__(self, params: TransformersParams | None = None) -> None:
         self.params = p = params or TransformersParams()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 #: cpuinfo flags that mean the CPU has bf16 matmul instructions (x86: AVX512-BF16, AMX; Arm: BF16).
@@ -71,6 +72,29 @@ def machine_summary(dtype: str) -> str:
             f"dtype: {dtype} -> {resolve_dtype(dtype, 'cpu')}; load average: {load}")
 
 
+#: oneDNN's ISA caps (``ONEDNN_MAX_CPU_ISA``, or its old name ``DNNL_MAX_CPU_ISA``) that keep bf16 matmuls
+#: native: AVX512_CORE_BF16 and everything above it (AMX, FP16, AVX10, ALL).
+_ONEDNN_BF16_ISA_MARKS = ("BF16", "AMX", "FP16", "AVX10", "ALL")
+
+
+def kernel_cap_below_bf16(env: Mapping[str, str] | None = None) -> str | None:
+    """The variable (``NAME=value``) that caps torch's kernels below native bf16, or None.
+
+    ``ATEN_CPU_CAPABILITY=avx2`` with ``ONEDNN_MAX_CPU_ISA=AVX2`` runs an AVX-512 machine on an AVX2-only
+    CPU's code paths (docs/pipeline.md); bf16 is then emulated there too, although /proc/cpuinfo still
+    lists avx512_bf16, so ``dtype: auto`` must follow the cap, not the flags.
+    """
+    found = os.environ if env is None else env
+    aten = found.get("ATEN_CPU_CAPABILITY", "").strip().lower()
+    if aten in {"default", "avx2"}:  # ATen's only level with bf16 instructions is avx512
+        return f"ATEN_CPU_CAPABILITY={aten}"
+    for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+        isa = found.get(name, "").strip().upper()
+        if isa and not any(mark in isa for mark in _ONEDNN_BF16_ISA_MARKS):
+            return f"{name}={isa}"
+    return None
+
+
 def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:
     """True when the CPU multiplies bf16 natively (cpuinfo flags, else torch's capability string)."""
     found = cpu_flags() if flags is None else flags
@@ -82,19 +106,24 @@ def cpu_has_native_bf16(flags: frozenset[str] | None = None) -> bool:
     return "BF16" in capability or "AMX" in capability
 
 
-def resolve_dtype(dtype: str, device: str, *, flags: frozenset[str] | None = None) -> str:
+def resolve_dtype(
+    dtype: str, device: str, *, flags: frozenset[str] | None = None, env: Mapping[str, str] | None = None
+) -> str:
     """`dtype` itself unless it is ``auto``: then bf16 on CUDA (fp16 without bf16 support) and on CPUs
-    with native bf16, float32 on other CPUs. The choice is printed once per process to stderr."""
+    with native bf16 whose kernels are not capped below it (`kernel_cap_below_bf16` of `env`, default the
+    process environment), float32 on other CPUs. The choice is printed once per process to stderr."""
     if dtype != "auto":
         return dtype
     if device.startswith("cuda"):
         import torch
 
         chosen, why = ("bfloat16", "CUDA") if torch.cuda.is_bf16_supported() else ("float16", "CUDA, no bf16")
-    elif cpu_has_native_bf16(flags):
-        chosen, why = "bfloat16", "CPU with native bf16"
-    else:
+    elif not cpu_has_native_bf16(flags):
         chosen, why = "float32", "CPU without native bf16 (avx512_bf16/AMX): bf16 would be emulated"
+    elif cap := kernel_cap_below_bf16(env):
+        chosen, why = "float32", f"native bf16, but kernels capped by {cap}: bf16 would be emulated"
+    else:
+        chosen, why = "bfloat16", "CPU with native bf16"
     if (dtype, device, chosen) not in _announced:
         _announced.add((dtype, device, chosen))
         print(f"biorab: dtype auto -> {chosen} on {device} ({why})", file=sys.stderr)

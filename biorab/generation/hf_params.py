@@ -12,8 +12,13 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from biorab.generation.capabilities import Capabilities
 from biorab.generation.reasoning import ThinkingParams
 from biorab.params import Params as BaseParams
+
+#: `TransformersBackend.capabilities`, here so that asking them imports no torch: the weights load in
+#: process and take seconds, and there is no prefix cache.
+CAPABILITIES = Capabilities(local_weights=True, deferred_load=True)
 
 
 class TransformersParams(BaseParams):

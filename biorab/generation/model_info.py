@@ -1,11 +1,12 @@
 """What a backend's model is without loading it: the generation-cache digest the backend will use, and
 where its tokenizer lives (for counting prompt tokens).
 
-The digest is computed by the backends' own functions from the model spec (`weights_digest` of the
-resolved source for ``transformers``/``vllm``, marked by `engine_digest`; the params digest for
-``fake``/``openai``), so the digest planned by `biorab plan`, tracked with a run and checked by the deferred
-backend equals the keys a run writes. One approximation: a known model (``smollm2``) that has not been
-prepared yet has no source digest; its digest is then estimated (``exact=False``).
+The digest is computed by the backends' own functions from the model spec (for a backend with
+`Capabilities.local_weights`, ``transformers``/``vllm``: `weights_digest` of the resolved source, marked by
+`engine_digest`; for the others, ``fake``/``openai``: their class's ``params_digest``), so the digest
+planned by `biorab plan`, tracked with a run and checked by the deferred backend equals the keys a run
+writes. One approximation: a known model (``smollm2``) that has not been prepared yet has no source
+digest; its digest is then estimated (``exact=False``).
 """
 
 from __future__ import annotations
@@ -40,16 +41,14 @@ class ModelInfo:
 def model_info(backend: BackendChoice) -> ModelInfo:
     """The digest and tokenizer location of `backend`, computed without loading any weights."""
     from biorab.build import build_params
+    from biorab.generation.capabilities import capabilities_of
     from biorab.registry import BACKENDS
 
     params: Any = build_params(BACKENDS, backend.name, backend.params)
-    if backend.name == "fake":
-        return ModelInfo(stable_digest({"backend": "fake", **params.model_dump(mode="json")}), True, None)
-    if backend.name == "openai":
-        spec = {"backend": "openai", "base_url": params.base_url, "model": params.model,
-                "revision": params.model_revision, "chat": params.chat}
-        return ModelInfo(stable_digest(spec), True, None)
-    return _weights_info(backend.name, params)
+    if capabilities_of(backend.name).local_weights:
+        return _weights_info(backend.name, params)
+    # no weights here: the backend class's own digest of its params (it is light to import)
+    return ModelInfo(BACKENDS.get(backend.name).params_digest(params), True, None)
 
 
 def _weights_info(engine: str, params: Any) -> ModelInfo:

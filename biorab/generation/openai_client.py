@@ -39,9 +39,10 @@ import httpx2
 import openai
 
 from biorab.errors import BackendError, BackendFatalError, ConfigError
-from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
+from biorab.generation.base import SamplingParams, truncate_at_stop
+from biorab.generation.capabilities import Capabilities
 from biorab.generation.openai_label_logprobs import echo_body, label_logprob
-from biorab.generation.openai_params import OpenAIParams, check_sampling, request_body
+from biorab.generation.openai_params import OpenAIParams, check_sampling, params_digest, request_body
 from biorab.generation.rate_limit import RateLimiter
 from biorab.generation.reasoning import split_reasoning
 from biorab.records import Generation, Prompt
@@ -114,6 +115,9 @@ def retry_delay(params: OpenAIParams, attempt: int, retry_after: float | None, r
 class OpenAIBackend:
     """Client of an OpenAI-compatible server (see the module docstring).
 
+    Its `capabilities` are those of a client: the server owns the model (no local weights, nothing to
+    defer) and whatever prefix cache it has.
+
     Params:
         base_url: the server's ``/v1`` URL.
         model: the model name the server knows.
@@ -149,6 +153,8 @@ class OpenAIBackend:
         price: US dollars per million input/output tokens, for the cost in summary.json and `biorab plan`.
         requests_per_minute / tokens_per_minute: client-side rate limits (None: unlimited).
     """
+
+    capabilities = Capabilities()
 
     Params = OpenAIParams
 
@@ -186,14 +192,10 @@ class OpenAIBackend:
 
     @property
     def model_digest(self) -> str:
-        p = self.params
-        extra: dict[str, Any] = {}
-        if p.reasons and p.reasoning_effort:
-            extra["reasoning_effort"] = p.reasoning_effort
-        if p.think_split:  # replies are stored split
-            extra["think_split"] = True
-        return stable_digest({"backend": "openai", "base_url": p.base_url, "model": p.model,
-                              "revision": p.model_revision, "chat": p.chat, **extra})  # fmt: skip
+        return params_digest(self.params)
+
+    #: the cache digest of a client with given params (`biorab.generation.model_info` asks the class)
+    params_digest = staticmethod(params_digest)
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """One `Generation` per prompt, in order; failed rows carry `error`.

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from biorab.errors import ConfigError
-from biorab.generation.base import SamplingParams
+from biorab.generation.base import SamplingParams, stable_digest
 from biorab.params import Params
 from biorab.records import Prompt
 
@@ -67,6 +67,18 @@ class OpenAIParams(Params):
     def reasons(self) -> bool:
         """Whether the model is an OpenAI reasoning model (the flag, else its name)."""
         return self.reasoning if self.reasoning is not None else is_reasoning_model(self.model)
+
+
+def params_digest(p: OpenAIParams) -> str:
+    """The cache digest of an openai client with params `p`: the server's model, and what changes the
+    stored reply (a reasoning model's effort; replies stored with their thinking split off)."""
+    extra: dict[str, Any] = {}
+    if p.reasons and p.reasoning_effort:
+        extra["reasoning_effort"] = p.reasoning_effort
+    if p.think_split:  # replies are stored split
+        extra["think_split"] = True
+    return stable_digest({"backend": "openai", "base_url": p.base_url, "model": p.model,
+                          "revision": p.model_revision, "chat": p.chat, **extra})  # fmt: skip
 
 
 def is_reasoning_model(model: str) -> bool:

@@ -41,8 +41,6 @@ class KnownModel:
 
 
 DEFAULT_MODEL = "smollm2"
-# Backends whose `model` param may name a known model that `prepare_model` converts.
-_PREPARED_BACKENDS = ("transformers", "vllm")
 
 KNOWN_MODELS: dict[str, KnownModel] = {
     "smollm2": KnownModel(
@@ -230,7 +228,9 @@ def prepare_for_backend(backend: str, params: Mapping[str, Any]) -> Path | None:
     them would race; doing it here prints the one-off message where the user sees it. Returns the
     prepared folder, or None when the config names no known model or disables `auto_prepare`.
     """
-    if backend not in _PREPARED_BACKENDS:
+    from biorab.generation.capabilities import capabilities_of
+
+    if not capabilities_of(backend).local_weights:  # only a local engine's `model` may name a known model
         return None
     model = params.get("model", DEFAULT_MODEL)
     if not isinstance(model, str) or model not in KNOWN_MODELS or params.get("auto_prepare", True) is False:

@@ -29,6 +29,7 @@ from pydantic import Field
 from biorab.errors import BackendError
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
+from biorab.generation.capabilities import Capabilities
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.reasoning import ThinkingParams, apply_split
@@ -77,6 +78,10 @@ class VLLMBackend:
             engines share cached generations (off by default: their greedy outputs differ).
         engine_args: extra keyword arguments for `vllm.LLM`.
     """
+
+    capabilities = Capabilities(
+        local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
+        async_engine="biorab.generation.vllm_async:AsyncVLLMBackend")
 
     class Params(BaseParams):
         model: str = "smollm2"

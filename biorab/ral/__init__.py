@@ -1,9 +1,11 @@
 """The RAL core: retrieve → render → generate → awareness probe → parse, on records and on rows.
 
-- `steps`: the five steps on records; `RAL.answer` (`core`) is their one-instance form.
+- `pipeline`: `Pipeline` and `STAGES`, the one order of the stages; everything that answers runs one.
+- `steps`: the five steps on records; `RAL.answer` (`core`) runs them as a pipeline on one call.
 - `stages`, `retrieval_stage`, `probe_stage`: the same steps on batches of rows (`rows`: the one row
-  schema), called by the in-process executor (`biorab.runner.execution.local`) and wrapped, unchanged, by
-  the Ray layer (`pipelines/stages.py`).
+  schema); `row_pipeline.RowPipeline` builds them into the pipeline (or a segment of it) where it runs:
+  the in-process executor (`biorab.runner.execution.local`), the driver's cache pass (`cached_rows`) and
+  the Ray layer's actors (`pipelines/stages.py`).
 - `assembly`: the one place a declared setting becomes a RAL's parts (`assemble`; a run's cells:
   `assemble_cells`).
 
@@ -23,17 +25,23 @@ from biorab.ral.assembly import (
     build_ral,
     dataset_labels,
 )
+from biorab.ral.cached_rows import finish_cached, known_miss
 from biorab.ral.core import RAL, AnswerOptions
-from biorab.ral.generator import CachedGenerator
+from biorab.ral.generator import CachedGenerator, run_generator
+from biorab.ral.pipeline import STAGES, Pipeline
 from biorab.ral.plugins import CorpusHook, HitFilter
 from biorab.ral.probe import PROBE_ID_SUFFIX, parse_judgement, probe_prompt, probe_prompt_id, probe_sampling
 from biorab.ral.retriever import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral.row_pipeline import RowPipeline
 from biorab.ral.steps import NO_HITS, ask_probes, generate, parse_generation, render_prompt, retrieve
 
 __all__ = [
     "NO_HITS",
     "PROBE_ID_SUFFIX",
     "RAL",
+    "STAGES",
+    "Pipeline",
+    "RowPipeline",
     "Answer",
     "AnswerOptions",
     "CorpusHook",
@@ -52,6 +60,9 @@ __all__ = [
     "ask_probes",
     "build_ral",
     "dataset_labels",
+    "finish_cached",
+    "known_miss",
+    "run_generator",
     "generate",
     "build_testbed_retriever",
     "parse_generation",

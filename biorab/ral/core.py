@@ -2,9 +2,10 @@
 
     example ─▶ retrieve (optional) ─▶ render ─▶ generate ─▶ awareness probe (optional) ─▶ parse ─▶ Answer
 
-`RAL.answer` is the one-instance form of the batch stages on rows (`biorab.ral.stages`): both call the
-steps of `biorab.ral.steps`, so an answer served, an answer evaluated and a training prompt cannot
-disagree. Caching is a property of the `CachedRetriever` and `CachedGenerator` it is given, not of the core.
+`RAL.answer` runs a `biorab.ral.pipeline.Pipeline` of the steps of `biorab.ral.steps` on records, in the
+pipeline's one stage order, as the batch stages on rows do (`biorab.ral.pipeline.RowPipeline`), so an
+answer served, an answer evaluated and a training prompt cannot disagree. Caching is a property of the
+`CachedRetriever` and `CachedGenerator` it is given, not of the core.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from biorab.generation.base import SamplingParams
 from biorab.ral import steps
 from biorab.ral.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
 from biorab.ral.generator import CachedGenerator
+from biorab.ral.pipeline import Pipeline
 from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Generation, Hit, Prediction, Prompt
 
@@ -35,6 +37,21 @@ class AnswerOptions:
     k: int | None = None
     labels: tuple[str, ...] | None = None
     sampling: SamplingParams | None = None
+
+
+@dataclass
+class _Call:
+    """One `RAL.answer` call as it goes through the pipeline: its inputs, then each stage's output."""
+
+    examples: Sequence[Example]
+    options: AnswerOptions
+    template: Any
+    sampling: SamplingParams
+    retrieved: list[RetrievedHits] = dataclasses.field(default_factory=list)
+    prompts: list[Prompt] = dataclasses.field(default_factory=list)
+    results: list[GenerationResult] = dataclasses.field(default_factory=list)
+    probes: list[ProbeResult | None] = dataclasses.field(default_factory=list)
+    predictions: list[Prediction] = dataclasses.field(default_factory=list)
 
 
 class RAL:
@@ -69,6 +86,9 @@ class RAL:
         self.parser = parser
         self.labels = tuple(labels) if labels is not None else None
         self.probes = probe and retriever is not None
+        self.pipeline: Pipeline[_Call] = Pipeline({
+            "retrieve": self._retrieve_stage, "render": self._render_stage, "generate": self._generate_stage,
+            "probe": self._probe_stage, "parse": self._parse_stage})
 
     def retrieve(self, examples: Sequence[Example], k: int | None = None) -> list[RetrievedHits]:
         found = steps.retrieve(self.retriever, {ex.id: ex.text for ex in examples}, k)
@@ -99,13 +119,31 @@ class RAL:
         opts = options or AnswerOptions()
         template = self.template if opts.labels is None else dataclasses.replace(
             self.template, labels=tuple(opts.labels))
-        sampling = opts.sampling or self.sampling
-        retrieved = self.retrieve(examples, opts.k)
-        prompts = [self.render(ex, r.hits, template) for ex, r in zip(examples, retrieved, strict=True)]
-        results = self.generate(prompts, sampling)
-        probes = self.probe(examples, retrieved, sampling)
-        return [Answer(ex.id, r, p, g, self.parse(g.generation, opts.labels), pr)
-                for ex, r, p, g, pr in zip(examples, retrieved, prompts, results, probes, strict=True)]
+        call = self.pipeline(_Call(examples, opts, template, opts.sampling or self.sampling))
+        return [Answer(ex.id, r, p, g, pred, pr) for ex, r, p, g, pred, pr in zip(
+            examples, call.retrieved, call.prompts, call.results, call.predictions, call.probes, strict=True)]
+
+    # The pipeline's stages on one call: each fills its field of `_Call`.
+    def _retrieve_stage(self, call: _Call) -> _Call:
+        call.retrieved = self.retrieve(call.examples, call.options.k)
+        return call
+
+    def _render_stage(self, call: _Call) -> _Call:
+        call.prompts = [self.render(ex, r.hits, call.template)
+                        for ex, r in zip(call.examples, call.retrieved, strict=True)]
+        return call
+
+    def _generate_stage(self, call: _Call) -> _Call:
+        call.results = self.generate(call.prompts, call.sampling)
+        return call
+
+    def _probe_stage(self, call: _Call) -> _Call:
+        call.probes = self.probe(call.examples, call.retrieved, call.sampling)
+        return call
+
+    def _parse_stage(self, call: _Call) -> _Call:
+        call.predictions = [self.parse(g.generation, call.options.labels) for g in call.results]
+        return call
 
     def answer_one(self, example: Example, options: AnswerOptions | None = None) -> Answer:
         return self.answer([example], options)[0]

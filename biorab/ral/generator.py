@@ -7,12 +7,14 @@ never cached, so the next run retries them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, generation_key
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams
+from biorab.generation.deferred import run_backend
 from biorab.ral.answer import GenerationResult
 from biorab.records import Generation, Prompt
 
@@ -64,3 +66,11 @@ class CachedGenerator:
 
     def close(self) -> None:
         self.backend.close()
+
+
+def run_generator(name: str, params: Mapping[str, Any], generations_store: str | Path,
+                  backend: Any = None) -> CachedGenerator:
+    """A run's backend (`backend`: one already built; ``None``: `biorab.generation.deferred.run_backend`,
+    loaded on its first cache miss where that pays) behind the generation store at `generations_store`."""
+    return CachedGenerator(run_backend(name, params) if backend is None else backend,
+                           GenerationStore(generations_store), name=name)

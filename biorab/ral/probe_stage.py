@@ -21,7 +21,7 @@ from biorab.ral.steps import ask_probes
 
 class ProbeStage:
     """Fills the ``probe_*`` columns of the rows of probing cells; other rows (also rows of cells missing
-    from `plans`: the Ray LLM actor gets the probing cells' plans only) pass through unchanged.
+    from `plans`) pass through unchanged.
 
     A row without a retrieved example gets no probe (its probe columns stay null; scoring leaves it out of
     both rates). A failed probe generation sets ``probe_gen_error``: the row is not done, and the next run

@@ -1,8 +1,8 @@
 """The render, generate and parse stages: the steps of `biorab.ral.steps` on a batch of rows.
 
-These are the very callables the Ray pipeline wraps (render/parse as tasks, `GenerationStage` in an actor,
-`pipelines/stages.py`) and the in-process executor calls, so an in-process run and a distributed run
-cannot disagree; `RAL.answer` calls the same steps for one request.
+`biorab.ral.row_pipeline.RowPipeline.build` puts them, in the one stage order, into the pipeline that every
+executor runs (in-process, or in segments on the Ray actors, `pipelines/stages.py`), so an in-process run
+and a distributed run cannot disagree; `RAL.answer` calls the same steps for one request.
 """
 
 from __future__ import annotations

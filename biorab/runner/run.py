@@ -23,17 +23,16 @@ from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
-from biorab.ral import assemble_cells
 from biorab.runner.checks.preflight import check_output_dir
 from biorab.runner.execution import (
     CellRowsFn,
-    ExecutionRequest,
     ExecutionStats,
     Executor,
     ProgressFn,
     fan_out,
 )
 from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.execution.request import execution_request
 from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
 from biorab.runner.scoring.cell_metrics import write_summary
 from biorab.runner.scoring.extra_metrics import add_extra_results
@@ -167,9 +166,9 @@ def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[di
     if not pending:
         return ExecutionStats()
     plans = {s.plan.cell_id: s.plan for s in slices}
-    return executor.run(ExecutionRequest(pending, plans, assemble_cells(plans), config, cells_dir=cells_dir,
-                                         stores=default_store_paths(cache_dir()), attempt=new_attempt_id(),
-                                         progress=progress, cell_rows=cell_rows))
+    request = execution_request(pending, plans, config, cells_dir=cells_dir, attempt=new_attempt_id(),
+                                progress=progress, cell_rows=cell_rows)
+    return executor.run(request)
 
 
 def _score(config: ExperimentConfig, planned: list[tuple[ExperimentSource, list[CellSlice]]],

@@ -31,6 +31,7 @@ from biorab.config_loading import read_yaml, validate_mapping
 from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TestbedKind, TrackingConfig
 from biorab.generation.base import SamplingParams
+from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
 from biorab.retrieval.selection import Selection
 
@@ -62,13 +63,15 @@ class ModelProfile(Params):
     drugmech: dict[str, Any] = Field(default_factory=dict)
 
     def backend_params(self) -> dict[str, Any]:
-        """The backend's own params: `params` plus model, dtype and tensor parallelism where it takes them."""
+        """The backend's own params: `params` plus model, dtype and tensor parallelism where it takes them
+        (its `biorab.generation.capabilities.Capabilities`: dtype where it loads weights itself)."""
+        can = capabilities_of(self.backend)
         out = dict(self.params)
         if self.backend != "fake" and self.model is not None:
             out["model"] = self.model
-        if self.backend == "vllm":
+        if can.tensor_parallel:
             out["tensor_parallel_size"] = self.tensor_parallel_size
-        if self.dtype is not None and self.backend in ("vllm", "transformers"):
+        if self.dtype is not None and can.local_weights:
             out["dtype"] = self.dtype
         return out
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.generation.capabilities import capabilities_of
 from biorab.sweep.config import ModelProfile, ThroughputSpec
 
 THROUGHPUT_FILE = "throughput.json"
@@ -46,8 +47,9 @@ def engine_rates(spec: ThroughputSpec, size_b: float | None) -> tuple[float, flo
 
 def gpu_hours(profile: ModelProfile, spec: ThroughputSpec, *, prompt_tokens: int, decode_tokens: int,
               generations: int, measured: Measured | None) -> float:
-    """GPU-hours of the given new work (0 for backends that use no GPU of ours: ``fake``, ``openai``)."""
-    if profile.backend in ("fake", "openai"):
+    """GPU-hours of the given new work (0 for backends that load no weights of ours, ``fake``, ``openai``:
+    no `Capabilities.local_weights`)."""
+    if not capabilities_of(profile.backend).local_weights:
         return 0.0
     gpus = profile.tensor_parallel_size
     if measured is not None and measured.generations > 0:

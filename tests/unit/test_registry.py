@@ -78,3 +78,15 @@ def test_params_of_a_loaded_or_plain_entry_is_its_params_attribute() -> None:
     reg = _registry()
     assert reg.params_of("sprocket") is reg.get("sprocket").Params  # type: ignore[attr-defined]
     assert reg.params_of("ordered") is None  # OrderedDict has no Params
+
+
+def test_declared_attribute_is_read_from_its_light_module_until_the_component_loads() -> None:
+    reg: Registry[object] = Registry("widget")
+    reg.add_lazy("ordered", "collections:OrderedDict", declared={"maxsize": "functools:WRAPPER_ASSIGNMENTS"})
+    import functools
+
+    assert reg.attribute_of("ordered", "maxsize") is functools.WRAPPER_ASSIGNMENTS
+    assert "ordered" not in reg._objects  # read without loading the component
+    assert reg.attribute_of("ordered", "fromkeys") is not None
+    reg.get("ordered")
+    assert reg.attribute_of("ordered", "maxsize") is None  # loaded: the class itself answers

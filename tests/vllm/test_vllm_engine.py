@@ -160,7 +160,7 @@ def test_chat_prompts_reach_the_engine_with_exactly_one_bos(backend: Any) -> Non
 
 
 def test_the_engine_is_keyed_apart_from_transformers(backend: Any) -> None:
-    from biorab.runner.execution.deferred_backend import planned_digest
+    from biorab.generation.deferred import planned_digest
 
     assert backend.model_digest == planned_digest("vllm", ENGINE)
     assert backend.model_digest != planned_digest("transformers", {"model": "smollm2", "dtype": "float32"})

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 World = Literal["open", "closed"]
 DiseaseMode = Literal["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
-#: Built-in backends with a ``chat`` param: the paper sent every prompt as one user message (spec §8).
-CHAT_BACKENDS = ("transformers", "vllm", "openai")
 #: The task name of DrugMech rows and cells (not a `biorab.tasks` task: they are scored by `biorab.drugmech`).
 DRUGMECH_TASK = "drugmech"
 
@@ -90,6 +88,18 @@ class DrugMechSpec(Params):
         return with_chat_default(data)
 
 
+def takes_chat(backend: str) -> bool:
+    """Whether registered backend `backend` has a ``chat`` param (its ``Params`` model says, read without
+    building it; an unknown name: False, the config check names it). The paper sent every prompt as one
+    user message (spec §8), so DrugMech turns it on where there is one."""
+    from biorab.registry import BACKENDS
+
+    if backend not in BACKENDS:
+        return False
+    params = BACKENDS.params_of(backend)
+    return params is not None and "chat" in params.model_fields
+
+
 def with_chat_default(data: Any) -> Any:
     """A raw config with ``backend.params.chat: true`` added for a DrugMech-only config whose backend has a
     ``chat`` param and does not set it (as ``biorab drugmech respond`` does). BioRAB prompts are raw
@@ -97,7 +107,7 @@ def with_chat_default(data: Any) -> Any:
     if not isinstance(data, Mapping) or not data.get("drugmech") or data.get("datasets"):
         return data
     backend = data.get("backend") or {}
-    if not isinstance(backend, Mapping) or backend.get("name", "transformers") not in CHAT_BACKENDS:
+    if not isinstance(backend, Mapping) or not takes_chat(str(backend.get("name", "transformers"))):
         return data
     params = backend.get("params") or {}
     if not isinstance(params, Mapping) or "chat" in params:

@@ -13,6 +13,7 @@ from biorab.build import build_params
 from biorab.config_loading import load_config
 from biorab.errors import BioRABError, ConfigError, UnknownNameError
 from biorab.experiment import ExperimentConfig
+from biorab.generation.capabilities import capabilities_of
 from biorab.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
 
 
@@ -82,7 +83,7 @@ def check_experiment(
 def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:
     """A ``vllm`` engine in a GPU actor sees only the actor's GPUs: tensor parallelism over more GPUs than
     ``resources.llm.num_gpus`` would fail when the engine starts on the cluster, so it is refused here."""
-    if config.resources.llm_engine != "actors" or config.backend.name != "vllm":
+    if config.resources.llm_engine != "actors" or not capabilities_of(config.backend.name).tensor_parallel:
         return
     tp = int(config.backend.params.get("tensor_parallel_size", 1))
     gpus = config.resources.llm.num_gpus

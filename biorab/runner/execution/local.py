@@ -1,4 +1,4 @@
-"""The in-process executor: the RAL's batch stages (`biorab.ral.stages`), called one batch at a time
+"""The in-process executor: the run's pipeline (`biorab.ral.pipeline`), called one batch at a time
 without Ray.
 
 Used by tests, Serve and ``biorab run --no-ray`` (as `LocalExecutor`); it writes the same shard files as
@@ -9,30 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral.generator import CachedGenerator
-from biorab.ral.probe_stage import ProbeStage
-from biorab.ral.retrieval_stage import RetrievalStage
-from biorab.ral.rows import stamp
-from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
-from biorab.runner.execution.deferred_backend import run_generator
-from biorab.runner.execution.executor import ExecutionRequest, ExecutionStats, rows_per_cell
-from biorab.runner.execution.prefix_order import order_by_prefix, wanted
-from biorab.runner.plan.cell_slices import sampling_seeds
-from biorab.runner.store.shards import write_shards
 
 
 def run_local(request: ExecutionRequest, *, backend: Any = None,
               prefix_order: bool | None = None) -> ExecutionStats:
-    """Run every pending row through retrieval → render → generate → parse → awareness probe → write, in
-    batches of the LLM stage's batch size. `backend` (an already built backend) overrides the config's,
-    for tests. The probe acts only on rows of cells whose retrieval setting probes.
+    """Run every pending row through the pipeline (retrieve → render → generate → awareness probe →
+    parse) and write it, in batches of the LLM stage's batch size. `backend` (an already built backend)
+    overrides the config's, for tests. The probe acts only on rows of cells whose retrieval setting probes.
 
-    With prefix order (`biorab.runner.execution.prefix_order.wanted`: ``None`` = where the backend has a
-    prefix cache), every row is retrieved first and the rows are put in prompt-prefix order before the LLM
-    batches are cut."""
-    config = request.config
-    generator = run_generator(config.backend.name, config.backend.params, request.generations_store, backend)
+    With prefix order (`ExecutionRequest.prefix_ordered`: ``None`` = where the backend has a prefix
+    cache), the retrieval segment runs over every row first and the rows are put in prompt-prefix order
+    before the LLM batches are cut."""
+    generator = request.pipeline.generator(backend)
     try:
         return _run_batches(request, generator, prefix_order)
     finally:
@@ -42,28 +33,23 @@ def run_local(request: ExecutionRequest, *, backend: Any = None,
 
 def _run_batches(request: ExecutionRequest, generator: CachedGenerator,
                  prefix_order: bool | None) -> ExecutionStats:
-    config, plans, rows = request.config, request.plans, request.rows
-    progress, cell_rows = request.progress, request.cell_rows
-    retrieve = RetrievalStage(plans, request.parts, request.hits_store)
-    render = RenderStage(plans, request.parts)
-    generate = GenerationStage(generator, config.sampling, seeds=sampling_seeds(plans))
-    parse = ParseStage(plans)
-    probe = ProbeStage(plans, generate)
+    rows, progress, cell_rows = request.rows, request.progress, request.cell_rows
+    pipeline = request.pipeline.build(generator)
+    retrieve, answer = pipeline.split(after="retrieve")
     stats = ExecutionStats()
-    size = config.resources.llm.batch_size
+    size = request.config.resources.llm.batch_size
     if progress is not None:
         progress(0, len(rows))  # the total, before the first (possibly long) batch
-    retrieved = wanted(config, prefix_order, plans)
+    retrieved = request.prefix_ordered(prefix_order)
     if retrieved:  # hits are cached as they come: a killed run retrieves nothing twice
-        rows = order_by_prefix([r for start in range(0, len(rows), size)
-                                for r in retrieve([dict(r) for r in rows[start : start + size]])], plans)
+        rows = request.order([r for start in range(0, len(rows), size)
+                              for r in retrieve([dict(r) for r in rows[start : start + size]])])
     for start in range(0, len(rows), size):
         batch = [dict(r) for r in rows[start : start + size]]
         if cell_rows is not None:  # these cells start now (their runs open before the generation)
             cell_rows(rows_per_cell(batch, zero=True))
-        batch = probe(parse(generate(render(batch if retrieved else retrieve(batch)))))
-        stamp(batch, request.attempt)
-        write_shards(batch, request.cells_dir, request.attempt)
+        batch = answer(batch) if retrieved else pipeline(batch)
+        request.write(batch)
         n = stats.add_rows(batch)
         if progress is not None:
             progress(n, len(rows))
@@ -73,13 +59,13 @@ def _run_batches(request: ExecutionRequest, generator: CachedGenerator,
 
 
 class LocalExecutor:
-    """The in-process `biorab.runner.execution.Executor`.
+    """The in-process `biorab.execution.Executor`.
 
     Args:
         backend: an already built backend (tests, Serve); ``None`` builds the config's backend (after
             preparing its model files) and closes it at the end.
         prefix_order: put retrieved rows in prompt-prefix order before batching (``None``: where the
-            backend has a prefix cache, `biorab.runner.execution.prefix_order.wanted`).
+            backend has a prefix cache, `biorab.execution.ExecutionRequest.prefix_ordered`).
     """
 
     def __init__(self, backend: Any = None, *, prefix_order: bool | None = None) -> None:

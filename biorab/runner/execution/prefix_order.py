@@ -12,11 +12,9 @@ Only the order changes: the same rows are computed with the same prompts and gen
 written to their own cells (`order` keeps each row's place in its slice). Rows that retrieve nothing keep
 their relative order.
 
-It is on by default only where it pays (`wanted`): the vLLM backend, whose prefix cache reuses the shared
-prefix. The transformers backend has no prefix cache, so there the order would only cost: every row is
-retrieved before the first batch (on Ray, retrieval no longer overlaps generation), and other batch
-compositions change greedy outputs (docs/generation.md), which would break the reproducibility of CPU
-runs against their own caches and earlier results. Executors take ``prefix_order=True/False`` to force it.
+It is on by default only where it pays: a backend with a prefix cache (vLLM), see
+`biorab.execution.ExecutionRequest.prefix_ordered`; the runner hands `order_by_prefix` to the executors as
+the request's `order`. Executors take ``prefix_order=True/False`` to force it.
 """
 
 from __future__ import annotations
@@ -25,20 +23,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biorab.cells import CellPlan
-from biorab.experiment import ExperimentConfig
 from biorab.ral.rows import row_hits
 
 Examples = tuple[tuple[str, str], ...]
-
-
-PREFIX_CACHE_BACKENDS = frozenset({"vllm"})
-
-
-def wanted(config: ExperimentConfig, requested: bool | None, plans: Mapping[str, CellPlan]) -> bool:
-    """Whether an executor puts rows in prefix order: as `requested`, or (``None``) when the backend
-    has a prefix cache; never when no cell retrieves."""
-    on = config.backend.name in PREFIX_CACHE_BACKENDS if requested is None else requested
-    return on and any(p.retrieves for p in plans.values())
 
 
 def order_by_prefix(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from biorab.errors import DataError
 from biorab.generation.base import stable_digest
-from biorab.ral.rows import ROW_SCHEMA, from_table, row_error, to_table
+from biorab.ral.rows import ROW_SCHEMA, from_table, row_error, stamp, to_table
 
 SHARD_GLOB = "part-*.parquet"
 
@@ -33,6 +33,13 @@ def write_shards(rows: Sequence[dict[str, Any]], cells_dir: Path, attempt: str) 
     for row in rows:
         by_cell[row["cell_id"]].append(row)
     return [_write_one(cells_dir / cell_id, cell_rows, attempt) for cell_id, cell_rows in by_cell.items()]
+
+
+def write_rows(rows: list[dict[str, Any]], cells_dir: Path, attempt: str) -> list[Path]:
+    """Stamp finished rows with `attempt` and the time, then `write_shards` them: what every executor
+    does with a finished batch."""
+    stamp(rows, attempt)
+    return write_shards(rows, cells_dir, attempt)
 
 
 def _write_one(cell_dir: Path, rows: list[dict[str, Any]], attempt: str) -> Path:

@@ -31,9 +31,40 @@ def test_auto_dtype_follows_native_bf16(
 ) -> None:
     monkeypatch.setattr(hf_dtype, "_announced", set())
     assert cpu_has_native_bf16(frozenset(flags)) is (expected == "bfloat16")
-    assert resolve_dtype("auto", "cpu", flags=frozenset(flags)) == expected
-    assert resolve_dtype("auto", "cpu", flags=frozenset(flags)) == expected
+    assert resolve_dtype("auto", "cpu", flags=frozenset(flags), env={}) == expected
+    assert resolve_dtype("auto", "cpu", flags=frozenset(flags), env={}) == expected
     assert capsys.readouterr().err.count(f"biorab: dtype auto -> {expected} on cpu") == 1  # printed once
+
+
+SAPPHIRE_RAPIDS = frozenset({"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})
+
+
+@pytest.mark.parametrize(
+    ("env", "cap"),
+    [
+        ({}, None),
+        ({"ATEN_CPU_CAPABILITY": "avx512", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_AMX"}, None),
+        ({"ONEDNN_MAX_CPU_ISA": "avx512_core_bf16"}, None),
+        ({"DNNL_MAX_CPU_ISA": "ALL"}, None),
+        ({"MKL_ENABLE_INSTRUCTIONS": "AVX2"}, None),  # MKL runs the float32 GEMMs only
+        ({"ATEN_CPU_CAPABILITY": "avx2"}, "ATEN_CPU_CAPABILITY=avx2"),
+        ({"ATEN_CPU_CAPABILITY": "default"}, "ATEN_CPU_CAPABILITY=default"),
+        ({"ONEDNN_MAX_CPU_ISA": "avx2"}, "ONEDNN_MAX_CPU_ISA=AVX2"),
+        ({"DNNL_MAX_CPU_ISA": "AVX512_CORE_VNNI"}, "DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI"),
+    ],
+)
+def test_auto_dtype_follows_a_forced_kernel_level(
+    env: dict[str, str], cap: str | None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An AVX-512 machine run on AVX2 code paths (docs/pipeline.md) emulates bf16 like an AVX2-only CPU,
+    although its cpuinfo flags still list avx512_bf16."""
+    monkeypatch.setattr(hf_dtype, "_announced", set())
+    assert hf_dtype.kernel_cap_below_bf16(env) == cap
+    expected = "bfloat16" if cap is None else "float32"
+    assert resolve_dtype("auto", "cpu", flags=SAPPHIRE_RAPIDS, env=env) == expected
+    err = capsys.readouterr().err
+    assert err.count(f"biorab: dtype auto -> {expected} on cpu") == 1
+    assert cap is None or f"kernels capped by {cap}" in err
 
 
 def test_explicit_dtype_is_kept() -> None:

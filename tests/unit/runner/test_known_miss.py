@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from biorab.cells import CellPlan
 from biorab.experiment import RetrievalSpec
-from biorab.runner.execution.cached_rows import known_miss
+from biorab.ral.cached_rows import known_miss
 
 
 def plan(cell_id: str, testbed: str) -> CellPlan:

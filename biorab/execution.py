@@ -2,7 +2,10 @@
 (`ExecutionRequest`) and what it reports back (`ExecutionStats`).
 
 The runner never chooses an executor: the edge (the CLI, a test, a bench script) builds one and passes it
-to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`pipelines/`).
+to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`pipelines/`). The seam
+lives outside the runner so that an executor needs nothing of it: the runner hands over the run's
+pipeline as data (`biorab.ral.pipeline.RowPipeline`) and what only it owns (how rows are written, how
+they are put in prompt-prefix order) as callables.
 """
 
 from __future__ import annotations
@@ -13,10 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from biorab.generation.capabilities import capabilities_of
+from biorab.ral.row_pipeline import RowPipeline
+
 if TYPE_CHECKING:
-    from biorab.cells import CellPlan
     from biorab.experiment import ExperimentConfig
     from biorab.ral.assembly import RALParts
+    from biorab.ral.stage_plan import StagePlan
+
+Rows = list[dict[str, Any]]
 
 # progress(advance, total): called once with advance=0 before the first batch (the executor's start-up,
 # such as Ray's, is under way: the runner then opens the MLflow runs in a thread), then after each
@@ -30,29 +38,46 @@ CellRowsFn = Callable[[Mapping[str, int]], None]
 
 @dataclass(frozen=True)
 class ExecutionRequest:
-    """What an executor is asked to run: the pending `rows` of the cells in `plans` (cell id → plan), made
-    of the RAL `parts` assembled once per cell (`biorab.ral.assemble_cells`), for the run `config`,
-    writing shards under `cells_dir` stamped with `attempt`, through the hit and generation stores at
-    `stores` (`biorab.caches.default_store_paths`); `progress` and `cell_rows` are told of the work as it
-    is written (``None``: nobody is)."""
+    """What an executor is asked to run: the pending `rows` through the run's `pipeline` (its cells'
+    plans and RAL parts, stores, backend and sampling), for the run `config` (resources, engine); `write`
+    stores a finished batch (the runner's shards, stamped with the attempt; picklable, so an actor may
+    call it), `order` puts rows that carry their hits in prompt-prefix order; `progress` and `cell_rows`
+    are told of the work as it is written (``None``: nobody is)."""
 
     rows: Sequence[dict[str, Any]]
-    plans: Mapping[str, CellPlan]
-    parts: Mapping[str, RALParts]
+    pipeline: RowPipeline
     config: ExperimentConfig
-    cells_dir: Path
-    stores: tuple[Path, Path]
-    attempt: str
+    write: Callable[[Rows], object]
+    order: Callable[[Rows], Rows]
     progress: ProgressFn | None = None
     cell_rows: CellRowsFn | None = None
 
     @property
+    def plans(self) -> Mapping[str, StagePlan]:
+        return self.pipeline.plans
+
+    @property
+    def parts(self) -> Mapping[str, RALParts]:
+        return self.pipeline.parts
+
+    @property
     def hits_store(self) -> Path:
-        return self.stores[0]
+        return self.pipeline.hits_store
 
     @property
     def generations_store(self) -> Path:
-        return self.stores[1]
+        return self.pipeline.generations_store
+
+    def prefix_ordered(self, requested: bool | None) -> bool:
+        """Whether an executor retrieves every row first and puts them in prompt-prefix `order` before
+        cutting the LLM batches: as `requested`, or (``None``) where the backend has a prefix cache
+        (`biorab.generation.capabilities.Capabilities.prefix_cache`); never when no cell retrieves.
+
+        Only there does it pay: the transformers backend has no prefix cache, so the order would only
+        cost (on Ray, retrieval no longer overlaps generation; other batch compositions change greedy
+        outputs, docs/generation.md, breaking CPU runs' reproducibility against their own caches)."""
+        on = capabilities_of(self.config.backend.name).prefix_cache if requested is None else requested
+        return on and self.pipeline.retrieves()
 
     def with_rows(self, rows: Sequence[dict[str, Any]]) -> ExecutionRequest:
         """The same request for other rows (the rest once some were finished, the rows in another order)."""
@@ -118,7 +143,7 @@ class ExecutionStats:
 
 
 class Executor(Protocol):
-    """Runs pending rows through retrieval → render → generate → parse → probe and writes their shards.
+    """Runs pending rows through the request's pipeline (`biorab.ral.pipeline.STAGES`) and writes them.
 
     Implementations: `biorab.runner.execution.local.LocalExecutor` (in-process) and
     `pipelines.ray_executor.RayExecutor` (Ray Data). Both write the same shard files, so a run may switch

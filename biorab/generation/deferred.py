@@ -12,32 +12,36 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from biorab.caches import GenerationStore
 from biorab.errors import BackendError
 from biorab.generation.base import SamplingParams
-from biorab.ral import CachedGenerator
+from biorab.generation.capabilities import capabilities_of
 from biorab.records import Generation, Prompt
 
-#: The engines whose load is worth deferring (seconds to minutes); the others are built at once.
-DEFERRED_BACKENDS = frozenset({"transformers", "vllm"})
+
+@dataclass(frozen=True)
+class _Choice:
+    """A backend by registry name and params (`biorab.generation.model_info.BackendChoice`)."""
+
+    name: str
+    params: Mapping[str, Any]
 
 
 def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
     """The backend's `model_digest` without building it, or None where it is not known exactly (an
-    unprepared model, an MLflow adapter URI that only the backend downloads)."""
-    from biorab.experiment import BackendSpec
+    unprepared model, an MLflow adapter URI that only the backend downloads) or the backend is cheap to
+    build anyway (its `Capabilities.deferred_load` is off)."""
     from biorab.generation.model_info import model_info
     from biorab.model_refs import is_mlflow_uri
 
-    if name not in DEFERRED_BACKENDS:
+    if not capabilities_of(name).deferred_load:
         return None
     adapter = params.get("adapter_path") or params.get("adapter")
     if isinstance(adapter, str) and is_mlflow_uri(adapter):
         return None
-    info = model_info(BackendSpec(name=name, params=dict(params)))
+    info = model_info(_Choice(name, dict(params)))
     return info.digest if info.exact else None
 
 
@@ -146,10 +150,3 @@ def run_backend(name: str, params: Mapping[str, Any]) -> Any:
     digest = planned_digest(name, params)
     return build() if digest is None else DeferredBackend(build, digest)
 
-
-def run_generator(name: str, params: Mapping[str, Any], generations_store: str | Path,
-                  backend: Any = None) -> CachedGenerator:
-    """The run's backend (`backend`: one already built; ``None``: `run_backend`) behind the generation
-    store at `generations_store`."""
-    return CachedGenerator(run_backend(name, params) if backend is None else backend,
-                           GenerationStore(generations_store), name=name)

@@ -1,0 +1,80 @@
+"""Backend capabilities are data on the backend class; every decision asks them, never the name
+(issue 34): a new backend that declares a prefix cache gets prefix order, one that declares local weights
+gets its known model prepared and its load deferred."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from biorab.execution import ExecutionRequest
+from biorab.generation.capabilities import Capabilities, capabilities_of
+from biorab.generation.deferred import planned_digest
+from biorab.generation.fake import FakeBackend
+from biorab.generation.model_info import model_info
+from biorab.registry import BACKENDS
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_builtin_backends_declare_their_capabilities() -> None:
+    assert capabilities_of("fake") == Capabilities()
+    assert capabilities_of("openai") == Capabilities()
+    assert capabilities_of("transformers") == Capabilities(local_weights=True, deferred_load=True)
+    assert capabilities_of("vllm") == Capabilities(
+        local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
+        async_engine="biorab.generation.vllm_async:AsyncVLLMBackend")
+    assert capabilities_of("vllm") is BACKENDS.get("vllm").capabilities
+
+
+def test_transformers_capabilities_are_read_without_torch() -> None:
+    code = ("import sys\nfrom biorab.generation.capabilities import capabilities_of\n"
+            "assert capabilities_of('transformers').deferred_load\n"
+            "heavy = ('torch', 'transformers', 'biorab.generation.hf')\n"
+            "print(','.join(m for m in heavy if m in sys.modules))\n"
+            "from biorab.registry import BACKENDS\n"
+            "assert BACKENDS.get('transformers').capabilities is capabilities_of('transformers')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+class _Choice:
+    def __init__(self, name: str, params: dict) -> None:
+        self.name, self.params = name, params
+
+
+def test_a_backend_without_local_weights_is_digested_by_its_class() -> None:
+    params = {"mode": "choice"}
+    built = FakeBackend(FakeBackend.Params(mode="choice"))
+    assert model_info(_Choice("fake", params)).digest == built.model_digest
+    assert planned_digest("fake", params) is None  # nothing to defer: built at once
+
+
+@pytest.fixture
+def prefix_backend(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fake backend registered under another name, declaring a prefix cache."""
+
+    class PrefixFake(FakeBackend):
+        capabilities = Capabilities(prefix_cache=True)
+
+    monkeypatch.setitem(BACKENDS._objects, "prefix_fake", PrefixFake)
+    return "prefix_fake"
+
+
+def test_prefix_order_follows_the_capability_not_the_name(prefix_backend: str) -> None:
+    from types import SimpleNamespace
+
+    def request(backend: str, retrieves: bool = True) -> ExecutionRequest:
+        pipeline = SimpleNamespace(retrieves=lambda: retrieves)
+        config = SimpleNamespace(backend=SimpleNamespace(name=backend))
+        return ExecutionRequest([], pipeline, config, write=list, order=list)  # type: ignore[arg-type]
+
+    assert request(prefix_backend).prefix_ordered(None) is True
+    assert request("fake").prefix_ordered(None) is False
+    assert request("vllm").prefix_ordered(None) is True
+    assert request("fake").prefix_ordered(True) is True  # forced by the executor
+    assert request(prefix_backend, retrieves=False).prefix_ordered(True) is False  # nothing retrieved
