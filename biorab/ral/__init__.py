@@ -4,8 +4,9 @@
 - `stages`, `retrieval_stage`, `probe_stage`: the same steps on batches of rows (`rows`: the one row
   schema), called by the in-process executor (`biorab.runner.execution.local`) and wrapped, unchanged, by
   the Ray layer (`pipelines/stages.py`).
-- `assembly`: the one place a declared setting becomes a RAL's parts (`assemble`; a run's cells:
-  `assemble_cells`).
+- `assembly`: the one place a declared setting (a `RetrievalSpec`, `retrieval_spec`) becomes a RAL's
+  parts (`assemble`; a run's cells: `assemble_cells`), corpus methods included (`method_corpora`); each
+  testbed corpus is built once per process (`testbeds`).
 
 Runs (`biorab.runner`), Ray Data (`pipelines/`), Serve (`serve/`) and training (`biorab.learn`) all answer
 through it. See docs/architecture.md.
@@ -25,10 +26,13 @@ from biorab.ral.assembly import (
 )
 from biorab.ral.core import RAL, AnswerOptions
 from biorab.ral.generator import CachedGenerator
+from biorab.ral.method_corpora import MethodCorpora
 from biorab.ral.plugins import CorpusHook, HitFilter
 from biorab.ral.probe import PROBE_ID_SUFFIX, parse_judgement, probe_prompt, probe_prompt_id, probe_sampling
+from biorab.ral.retrieval_spec import RetrievalSpec
 from biorab.ral.retriever import CachedRetriever, Selection, build_testbed_retriever
 from biorab.ral.steps import NO_HITS, ask_probes, generate, parse_generation, render_prompt, retrieve
+from biorab.ral.testbeds import testbed_corpus
 
 __all__ = [
     "NO_HITS",
@@ -39,7 +43,9 @@ __all__ = [
     "CorpusHook",
     "HitFilter",
     "IndexMemo",
+    "MethodCorpora",
     "RALParts",
+    "RetrievalSpec",
     "Stores",
     "assemble",
     "assemble_cells",
@@ -61,4 +67,5 @@ __all__ = [
     "probe_sampling",
     "render_prompt",
     "retrieve",
+    "testbed_corpus",
 ]

@@ -49,17 +49,18 @@ ENGINES = {
 }
 # Inside the library, anywhere in a module (lazy imports included): the packages a package may import.
 # The RAL core imports what it is made of; the plug-ins that fill it (hit filters from `learn`, corpus
-# methods from `methods`) register by name in `biorab.registry`.
+# methods from `methods`) register by name in `biorab.registry`. Its input type, `RetrievalSpec`, is the
+# core's: the config module reads it from the core (its ``filter:`` block a `config_sections` section).
 # Generation knows nothing of training (adapter checks and model references are its own or neutral).
 # The config module names no experiment kind's or trainer's types: the blocks those own (``drugmech:``, a
 # retrieval entry's ``filter:``) are models registered in `biorab.registry.CONFIG_SECTIONS`.
 ALLOWED_INSIDE = {
     "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches", "records",
-                   "errors", "registry", "labels", "params"),
+                   "errors", "registry", "labels", "params", "config_sections"),
     "biorab.generation": ("generation", "records", "errors", "params", "paths", "registry", "build",
                           "model_refs"),
-    "biorab.experiment": ("experiment", "config_sections", "generation", "params", "retrieval", "registry",
-                          "errors"),
+    "biorab.experiment": ("experiment", "config_sections", "generation", "params", "retrieval", "ral",
+                          "registry", "errors"),
 }
 # Tracking logs what the runner and the sweeps produce; the use case that runs them again to log a run
 # (`biorab track`) is the CLI's (`biorab.cli.replay_tracking`). Fetching gets data; what a run needs
