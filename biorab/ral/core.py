@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from biorab.generation.base import SamplingParams
 from biorab.ral import steps
@@ -20,6 +19,7 @@ from biorab.ral.answer import Answer, GenerationResult, ProbeResult, RetrievedHi
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Generation, Hit, Prediction, Prompt
+from biorab.tasks.template import Template
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class RAL:
     def __init__(
         self,
         *,
-        template: Any,
+        template: Template,
         generator: CachedGenerator,
         sampling: SamplingParams,
         retriever: CachedRetriever | None = None,
@@ -74,7 +74,7 @@ class RAL:
         found = steps.retrieve(self.retriever, {ex.id: ex.text for ex in examples}, k)
         return [found[ex.id] for ex in examples]
 
-    def render(self, example: Example, hits: Sequence[Hit], template: Any = None) -> Prompt:
+    def render(self, example: Example, hits: Sequence[Hit], template: Template | None = None) -> Prompt:
         return steps.render_prompt(template or self.template, example, hits)
 
     def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams | None = None
