@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from biorab.errors import BioRABError
 
 if TYPE_CHECKING:
-    from biorab.experiment import RetrievalSpec
+    from biorab.ral.retrieval_spec import RetrievalSpec
     from biorab.records import Example
 
 
@@ -46,7 +46,6 @@ class CellPlan:
         parses: the parse stage fills ``pred_*``; ``False`` when the experiment source scores the
             generations from disk itself.
         sampling_seed: the seed this cell's rows sample with (``None``: the run's sampling seed).
-        corpus_dir: for cells with a corpus method, the transformed corpus to index (else ``None``).
         source: the name of the experiment source that planned the cell; `info` is that source's own
             description of the cell (`CellInfo`), ``None`` for dataset slices.
     """
@@ -66,9 +65,6 @@ class CellPlan:
     sampling_seed: int | None = None
     source: str = "biorab"
     info: CellInfo | None = None
-    # Cells with a corpus method: the folder of the transformed corpus the retrieval stage indexes instead
-    # of the testbed corpus (set by `biorab.methods.apply.prepare_method_corpora` before execution).
-    corpus_dir: str | None = None
     # Retrieving cells: the digest of the files their corpus is built from
     # (`biorab.runner.plan.cell_slices.corpus_key`); a row is reused only when it was computed with the same
     # (`biorab.runner.store.instance_key`).

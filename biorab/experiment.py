@@ -25,17 +25,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from biorab.config_sections import Section, prepare_sections
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.params import Params
-from biorab.retrieval.selection import Selection
+from biorab.ral.retrieval_spec import RetrievalSpec
 
-TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
 ParserMode = Literal["robust", "strict_original"]
 LLMEngine = Literal["actors", "vllm_processor"]
-CorpusMethod = Literal["none", "detect_correct", "llm_label"]
-# The testbeds each corpus method applies to (mirrors `biorab.methods.METHODS`; config stays import-light).
-_METHOD_TESTBEDS: dict[str, tuple[str, ...]] = {
-    "detect_correct": ("labeled", "counterfactual", "negative_awareness"),
-    "llm_label": ("unlabeled",),
-}
 
 
 class ResampleSpec(Params):
@@ -78,124 +71,6 @@ class DatasetSpec(Params):
         data = self.model_dump(mode="json", exclude={"limit", "resample"})
         if self.resample is not None:
             data["resample"] = self.resample.model_dump(mode="json")
-        return data
-
-
-class _HitSource(Params):
-    """Where a retrieval entry's hits come from (see `RetrievalSpec`)."""
-
-    testbed: TestbedKind = "none"
-    rate: float | None = Field(default=None, ge=0.0, le=1.0)
-    retriever: str = "bm25"
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-# Bases in this order keep the fields (and the resolved config.yaml of a run) in their order: testbed, rate,
-# retriever, params, then the selection (k, keep_ties, tie_pool, dedupe), then the prompt options.
-class RetrievalSpec(Selection, _HitSource):
-    """One retrieval setting (testbed corpus + retriever + selection + prompt variant).
-
-    Attributes:
-        testbed: ``none`` (no retrieval: zero-shot prompt) or the corpus kind of `biorab.corpora`.
-        rate: corruption rate of the ``counterfactual`` testbed (and any other kind that takes one).
-        retriever: a `RETRIEVERS` name; `params` are its own ``Params`` (but for ``keep_ties`` and ``dedupe``,
-            set from the selection).
-        k, keep_ties, tie_pool, dedupe, exclude_test_duplicates: which hits go into the prompt, the fields
-            of `biorab.retrieval.selection.Selection` (``params: {dedupe: ...}``: dedupe's deprecated
-            spelling; ``exclude_test_duplicates: true``: no hit is the query's own text).
-        template: the template variant of `biorab.tasks.get_template`.
-        awareness_probe: after the task, ask the model the True/False negative-awareness probe about the
-            top retrieved example and report the negative-awareness rates. ``None`` (default) means on for
-            the ``negative_awareness`` testbed and off otherwise; ``true`` needs a fully counterfactual
-            testbed (``negative_awareness``, or ``counterfactual`` at rate 1), where every retrieved example
-            is wrong and the rates mean what their names say, unless `probe_any_testbed` is set.
-        probe_any_testbed: allow the probe on any retrieving testbed (its rates are then not the paper's
-            negative-awareness rates: some probed examples are correct).
-        filter: keep only the hits a trained awareness encoder judges helpful (the block registered as
-            ``retrieval.filter`` in `biorab.registry.CONFIG_SECTIONS`: ``{encoder: <folder or models:/ URI>,
-            threshold: d}``).
-        method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
-            (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
-    """
-
-    template: str = "default"
-    awareness_probe: bool | None = None
-    probe_any_testbed: bool = False
-    filter: Annotated[Any, Section("retrieval.filter")] | None = None
-    method: CorpusMethod = "none"
-
-    @model_validator(mode="after")
-    def _method_fits_testbed(self) -> RetrievalSpec:
-        if self.method != "none" and self.testbed not in _METHOD_TESTBEDS[self.method]:
-            allowed = ", ".join(_METHOD_TESTBEDS[self.method])
-            raise ValueError(f"method {self.method} applies to the {allowed} testbed(s), "
-                             f"not {self.testbed!r}")
-        return self
-
-    @model_validator(mode="after")
-    def _rate_only_for_counterfactual(self) -> RetrievalSpec:
-        if self.testbed == "counterfactual" and self.rate is None:
-            raise ValueError("the counterfactual testbed needs a rate (0..1)")
-        return self
-
-    @model_validator(mode="after")
-    def _probe_needs_hits(self) -> RetrievalSpec:
-        if self.awareness_probe and not self.retrieves:
-            raise ValueError("awareness_probe needs retrieved examples; testbed 'none' has none")
-        return self
-
-    @model_validator(mode="after")
-    def _probe_needs_counterfactual(self) -> RetrievalSpec:
-        fully = self.testbed == "negative_awareness" or (
-            self.testbed == "counterfactual" and self.rate == 1.0)
-        if self.awareness_probe and self.retrieves and not fully and not self.probe_any_testbed:
-            at = "" if self.rate is None else f" at rate {self.rate:g}"
-            raise ValueError(
-                "awareness_probe: the negative-awareness rates are defined on a fully counterfactual corpus "
-                f"(testbed negative_awareness, or counterfactual with rate 1), not on testbed "
-                f"{self.testbed!r}{at}; set probe_any_testbed: true to probe anyway")
-        return self
-
-    @property
-    def retrieves(self) -> bool:
-        return self.testbed != "none"
-
-    @property
-    def probes(self) -> bool:
-        """Whether the awareness probe runs (the default: on for the ``negative_awareness`` testbed)."""
-        if self.awareness_probe is None:
-            return self.testbed == "negative_awareness"
-        return self.awareness_probe
-
-    @property
-    def retriever_params(self) -> dict[str, Any]:
-        """The retriever's params under this setting's selection (`Selection.index_params`)."""
-        return self.index_params(self.params)
-
-    def entry_json(self) -> dict[str, Any]:
-        """The entry as a sweep writes it into its run configs and digests it into run names: the options
-        added later left out at their defaults, so that existing sweeps keep their run names."""
-        data = self.model_dump(mode="json")
-        for name in ("exclude_test_duplicates", "probe_any_testbed"):
-            if not data[name]:
-                del data[name]
-        return data
-
-    def fingerprint_json(self) -> dict[str, Any]:
-        """The setting as digested into cell fingerprints: options at their defaults are left out, so that
-        adding an option never changes the fingerprint (and resume) of existing configs."""
-        # probe_any_testbed only permits a setting, it changes no row: never part of the fingerprint.
-        data = self.model_dump(mode="json", exclude={"awareness_probe", "probe_any_testbed"})
-        if self.filter is None:  # added later: absent, so existing fingerprints stay unchanged
-            del data["filter"]
-        if self.dedupe:
-            del data["dedupe"]
-        if not self.exclude_test_duplicates:  # added later: absent when off (the paper's setup)
-            del data["exclude_test_duplicates"]
-        if self.method == "none":
-            del data["method"]
-        if self.probes:
-            data["awareness_probe"] = True
         return data
 
 

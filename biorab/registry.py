@@ -144,7 +144,7 @@ HIT_FILTERS: Registry[Any] = Registry("hit filter")
 HIT_FILTERS.add_lazy("encoder", "biorab.learn.hit_filter:build_hit_filter")
 CORPUS_METHODS: Registry[Any] = Registry("corpus method")
 for _method in ("detect_correct", "llm_label"):
-    CORPUS_METHODS.add_lazy(_method, "biorab.methods.corpus_hooks:corpus_hook")
+    CORPUS_METHODS.add_lazy(_method, "biorab.methods.corpus_hooks:CORPUS_METHOD")
 #: Config blocks their plug-ins own (`biorab.config_sections`), by the key they fill: the ``drugmech:`` block
 #: of a run config (the DrugMech experiment kind) and a retrieval entry's ``filter:`` (the trained encoder).
 CONFIG_SECTIONS: Registry[Any] = Registry("config section")

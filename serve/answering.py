@@ -3,12 +3,14 @@ deployment clients, and the `Answer` becomes JSON. No Serve or HTTP here, so it 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from biorab.caches import GenerationStore
 from biorab.errors import BioRABError
 from biorab.generation.base import SamplingParams
-from biorab.ral import Answer, AnswerOptions, RALParts, Stores, assemble
+from biorab.paths import cache_dir
+from biorab.ral import Answer, AnswerOptions, MethodCorpora, RALParts, Stores, assemble
 from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_NEGATIVE, get_task
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
@@ -19,12 +21,22 @@ from serve.generator import CONTEXT_ERROR
 SPLIT = "serve"
 
 
-def serve_parts(cfg: ServeConfig, corpus_dir: str | None = None) -> RALParts:
-    """The served RAL's parts (`biorab.ral.assemble`, as a run assembles a cell), assembled once for the app:
-    the retriever deployment builds its retriever from them, the ingress its RAL. `corpus_dir`: the entry's
-    transformed corpus (`serve.method_corpus`), when it has a method."""
-    return assemble(dataset=cfg.dataset, retrieval=cfg.retrieval, task=cfg.task, parser=cfg.parser,
-                    seed=cfg.seed, data_dir=cfg.data_dir, corpus_dir=corpus_dir, labels=cfg.labels)
+def serve_parts(cfg: ServeConfig) -> RALParts:
+    """The served RAL's parts (`biorab.ral.assemble`, as a run assembles a cell), assembled once for the app
+    in the driver: the retriever deployment builds its retriever from them, the ingress its RAL. An entry
+    with a ``method`` gets its transformed corpus there, exactly as a run's cell does (keyed by source
+    corpus, method, backend and sampling: a corpus an evaluated run already transformed is reused)."""
+    methods = MethodCorpora(cfg, cache_dir(cfg.cache.dir), on_transform=lambda: _announce(cfg))
+    with methods:
+        return assemble(dataset=cfg.dataset, retrieval=cfg.retrieval, task=cfg.task, parser=cfg.parser,
+                        seed=cfg.seed, data_dir=cfg.data_dir, labels=cfg.labels, methods=methods)
+
+
+def _announce(cfg: ServeConfig) -> None:
+    # Printed, not logged: the driver of `biorab serve` configures no logging.
+    print(f"retrieval method {cfg.retrieval.method}: transforming the {cfg.dataset}/{cfg.retrieval.testbed} "
+          "corpus with the configured backend before serving (stored and reused afterwards)",
+          file=sys.stderr, flush=True)
 
 
 def example_of(cfg: ServeConfig, task: str, text: str, fields: dict[str, Any], example_id: str) -> Example:

@@ -22,7 +22,6 @@ from serve.auth import ENV_VAR, digest, load_keys
 from serve.config import ServeConfig, load_serve_config
 from serve.generator import Generator
 from serve.ingress import Ingress
-from serve.method_corpus import method_corpus
 from serve.retriever import Retriever
 
 
@@ -63,7 +62,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     """Bind the three deployments with the options of `cfg.deployments`; `control_dir`: the folder through
     which `biorab serve` drains the ingress on SIGTERM/Ctrl-C (`serve.drain`)."""
     d = cfg.deployments
-    parts = serve_parts(cfg, method_corpus(cfg))
+    parts = serve_parts(cfg)
     retriever = None
     if cfg.retrieval.retrieves:
         retriever = _deployment(Retriever, d.retriever.ray_options()).bind(parts, cache_dir=cfg.cache.dir,

@@ -17,10 +17,11 @@ from pydantic import Field, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.errors import ConfigError
-from biorab.experiment import BackendSpec, ParserMode, RetrievalSpec
+from biorab.experiment import BackendSpec, ParserMode
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
+from biorab.ral.retrieval_spec import RetrievalSpec
 from pipelines.ray_setup import RaySettings
 
 #: The embedded default (`biorab serve` without a config): BM25 over ADE-corpus-v2's labeled corpus.

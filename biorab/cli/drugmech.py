@@ -53,7 +53,7 @@ def stats(
     Editable links are counted with both cut-edge modes (faithful, exact) on the reduced and the full DB. With
     --file, also the source/target node-type mixes of query files (as in the release's DataStats.txt).
     """
-    from biorab.drugmech.graph.stats import drugmechdb_stats, query_set_stats
+    from biorab.drugmech.generate.stats import drugmechdb_stats, query_set_stats
     from biorab.drugmech.queries.query_files import load_query_file
 
     result: dict[str, Any] = {"drugmechdb": drugmechdb_stats(_load_db(drugmechdb))}

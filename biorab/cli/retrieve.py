@@ -91,13 +91,14 @@ def retrieve(
     pool: Pool = None,
 ) -> None:
     """Show the hits (with scores) of a retriever on a testbed corpus, or score retrieval quality."""
-    from biorab.corpora import build_corpus
+    from biorab.ral import testbed_corpus
 
     if limit is not None and limit <= 0:
         raise ConfigError(f"--limit must be positive, got {limit}", key="--limit")
     if k <= 0:  # checked here: the hits are searched `tie_pool` deeper than k
         raise ConfigError(f"k must be a positive integer, got {k}", key="--k")
-    corpus, _ = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
+    # The corpus the RAL's retriever indexes below: built once in this process (`biorab.ral.testbed_corpus`).
+    corpus, _ = testbed_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=_pool(pool))
     params = _engine_params(retriever, encoder, model)
     if evaluate:  # retrieval quality of the engine itself, with its own tie rule (no RAL selection)
         engine = _build_engine(retriever, params, keep_ties)
@@ -180,9 +181,10 @@ def _build_engine(retriever: str, params: dict[str, Any], keep_ties: bool) -> An
 
 def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, params: dict[str, Any],
                selection: dict[str, Any], seed: int, data_dir: Path | None, pool: str | None) -> Any:
+    """The RAL's retriever of the flags' setting, assembled as `biorab run` assembles a cell (the flags are a
+    `biorab.ral.RetrievalSpec`, checked as a run config's retrieval entry is)."""
     from biorab.config_loading import validate_mapping
-    from biorab.experiment import RetrievalSpec
-    from biorab.ral import assemble
+    from biorab.ral import RetrievalSpec, assemble
 
     entry = validate_mapping(RetrievalSpec, {"testbed": testbed, "rate": rate, "retriever": retriever,
                                              "params": params, **selection}, key_prefix="")

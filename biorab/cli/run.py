@@ -105,9 +105,9 @@ def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | No
 def _fetch_for(cfg: Any, err: Any) -> None:
     from biorab.errors import DataError
     from biorab.fetching import fetch_files, load_manifest
-    from biorab.fetching.fetch_for_run import names_to_fetch
     from biorab.fetching.progress import FetchProgress
     from biorab.paths import fetched_data_dir
+    from biorab.runner.checks.fetch_needs import names_to_fetch
 
     mirror = os.environ.get("BIORAB_DATA_MIRROR")
     names = names_to_fetch(cfg)

@@ -1,7 +1,7 @@
 """The leakage audit: which test instances sit, as text, in a corpus their cells retrieve from.
 
 For each dataset and each testbed corpus (labeled, unlabeled, counterfactual at each rate, diverse): the
-test instances (`test`), those whose normalized text (`biorab.retrieval.own_text.normalized_text`) is the
+test instances (`test`), those whose normalized text (`biorab.corpora.text_identity.normalized_text`) is the
 key of some corpus item (`in_corpus`), and of those the ones where such an item carries the instance's own
 label (`same_label`; for triples the same set of triples). Counts are cached by (corpus digest, test split
 digest), so a second audit of unchanged data reads them back.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from biorab.atomic_files import write_text_atomic
 from biorab.corpora.corpus import Corpus, LineMemo, corpus_digest
+from biorab.corpora.text_identity import normalized_text
 from biorab.generation.base import stable_digest
 from biorab.records import Example
-from biorab.retrieval.own_text import normalized_text
 from biorab.tasks import get_task
 
 #: The paper's counterfactual rates (Table 2), the default of the audit.

@@ -12,8 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from biorab.params import Params
-
-Testbed = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
+from biorab.ral.retrieval_spec import RetrievalSpec, TestbedKind
 
 
 class TrainingSource(Params):
@@ -33,7 +32,7 @@ class TrainingSource(Params):
     dataset: str
     split: str = "train"
     limit: int | None = Field(default=None, ge=1)
-    testbed: Testbed = "labeled"
+    testbed: TestbedKind = "labeled"
     rate: float | None = Field(default=None, ge=0.0, le=1.0)
     retriever: str = "bm25"
     retriever_params: dict[str, Any] = Field(default_factory=dict)
@@ -48,6 +47,13 @@ class TrainingSource(Params):
         if self.testbed == "counterfactual" and self.rate is None:
             raise ValueError("the counterfactual testbed needs a rate (0..1)")
         return self
+
+    @property
+    def retrieval(self) -> RetrievalSpec:
+        """The source's retrieval setting in the RAL core's type (what `biorab.ral.assemble` reads): the
+        same fields a run config's retrieval entry declares (``retriever_params`` are its ``params``)."""
+        return RetrievalSpec(testbed=self.testbed, rate=self.rate, retriever=self.retriever,
+                             params=self.retriever_params, k=self.k, template=self.template)
 
 
 class LoraParams(Params):

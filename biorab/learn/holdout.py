@@ -2,7 +2,7 @@
 
 The awareness encoder is scored on how well it flags corrupted corpus items; scored on items it was trained
 on, the number says nothing about items it has not seen. An item's side is decided by a hash of its
-normalized text (`biorab.retrieval.own_text.normalized_text`) and the split's seed, so every copy of a
+normalized text (`biorab.corpora.text_identity.normalized_text`) and the split's seed, so every copy of a
 sentence lands on the same side, the split needs no state, and a different seed gives a different split.
 Triplets are drawn from the train side only (anchors, positives, negatives); evaluation retrieves from the
 held-out side only.
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from biorab.corpora.corpus import Corpus, Ledger
+from biorab.corpora.text_identity import normalized_text
 from biorab.params import Params
 from biorab.records import Example
-from biorab.retrieval.own_text import normalized_text
 
 if TYPE_CHECKING:
     from biorab.learn.config import TrainingSource

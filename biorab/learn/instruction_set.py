@@ -63,29 +63,18 @@ def load_examples(source: TrainingSource) -> list[Example]:
 
 
 def build_testbed(source: TrainingSource) -> tuple[Corpus, Ledger]:
-    """The source's testbed corpus and its corruption ledger (`biorab.corpora.build_corpus`)."""
-    from biorab.corpora import build_corpus
-
-    return build_corpus(
-        source.testbed, source.dataset, rate=source.rate, seed=source.seed, data_dir=source.data_dir
-    )
-
-
-def retrieval_entry(source: TrainingSource) -> Any:
-    """The source's retrieval setting as a run config's retrieval entry (`biorab.experiment.RetrievalSpec`),
-    which the RAL assembly reads."""
-    from biorab.experiment import RetrievalSpec
-
-    return RetrievalSpec(testbed=source.testbed, rate=source.rate, retriever=source.retriever,
-                         params=source.retriever_params, k=source.k, template=source.template)
+    """The source's testbed corpus and its corruption ledger (`RALParts.testbed`: the corpus its retriever
+    indexes, built once per process)."""
+    return source_parts(source).testbed()
 
 
 def source_parts(source: TrainingSource) -> RALParts:
-    """The RAL parts of the source's setting (`biorab.ral.assemble`, as `biorab run` assembles a cell and
-    Serve its app): the template its prompts are rendered with and the retriever its hits come from."""
+    """The RAL parts of the source's setting (`biorab.ral.assemble` of `TrainingSource.retrieval`, as
+    `biorab run` assembles a cell and Serve its app): the template its prompts are rendered with, the
+    testbed corpus and the retriever its hits come from."""
     from biorab.ral import assemble
 
-    return assemble(dataset=source.dataset, retrieval=retrieval_entry(source), seed=source.seed,
+    return assemble(dataset=source.dataset, retrieval=source.retrieval, seed=source.seed,
                     data_dir=source.data_dir)
 
 
@@ -140,7 +129,7 @@ def build_instruction_set(source: TrainingSource) -> InstructionSet:
     hits: dict[str, tuple[Hit, ...]] = {ex.id: () for ex in examples}
     digest = None
     if source.testbed != "none":
-        corpus, _ledger = build_testbed(source)
+        corpus, _ledger = parts.testbed()
         hits = retrieve_without_self(index_corpus(source, corpus, parts=parts), examples, source.k)
         digest = corpus.digest
     records = []

@@ -2,8 +2,9 @@
 labeling of unlabeled corpora, as corpus transforms run through the generation cache.
 
 `transform_corpus` turns a testbed corpus into a corrected or labeled one plus a `TransformLedger`;
-`score_transform` scores that ledger against the testbed's true ledger; `prepare_method_corpora` is what
-the runner calls for cells whose retrieval setting has a ``method``. See docs/methods.md.
+`score_transform` scores that ledger against the testbed's true ledger. The RAL assembly runs a retrieval
+entry's ``method`` through the plug-in `biorab.methods.corpus_hooks` (stored under the cache by
+`biorab.methods.apply.ensure_method_corpus`). See docs/methods.md.
 """
 
 from __future__ import annotations

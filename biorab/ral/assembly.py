@@ -8,12 +8,20 @@ answer, an evaluated answer and a training prompt are made of the same parts:
   its template, the parse stage reads the parser and labels;
 - Serve: the ingress (its RAL, `RALParts.ral`) and the retriever deployment (`RALParts.retriever`), once
   per replica;
-- training (`biorab.learn.instruction_set`) and `biorab retrieve`: the template and the retriever.
+- training (`biorab.learn.instruction_set`) and `biorab retrieve`: the template, the testbed corpus and the
+  retriever.
 
-`RALParts` is small and picklable: nothing is built until a part is asked for, so the driver can assemble
-every cell and ship the parts to the processes that build them. The retriever (the testbed corpus through
-the entry's corpus method, its index, selection, hit filter and hit cache) takes the resources of the
-process that builds it (its hit store, a memo of the indexes it already holds).
+The input is typed: a `biorab.ral.retrieval_spec.RetrievalSpec` (a run's retrieval entry, Serve's block,
+a training source's fields, `biorab retrieve`'s flags). An entry with a corpus method gets its transformed
+corpus here, from the caller's `MethodCorpora` (`assemble(..., methods=)`), prepared once per setting and
+stored; its retriever then indexes the stored corpus. Without `methods` (and no `corpus_dir`), the RAL
+transforms the corpus live with its own generator.
+
+`RALParts` is small and picklable: nothing is built until a part is asked for (but a method corpus, which
+`assemble` prepares), so the driver can assemble every cell and ship the parts to the processes that build
+them. The retriever (the testbed corpus through the entry's corpus method, its index, selection, hit filter
+and hit cache) takes the resources of the process that builds it (its hit store, a memo of the indexes it
+already holds); the testbed corpus is built once per process (`biorab.ral.testbeds.testbed_corpus`).
 
 Hit filters and corpus methods are plug-ins (`biorab.ral.plugins`): the assembly names them, the
 plug-in packages build them.
@@ -22,20 +30,25 @@ plug-in packages build them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, HitStore, default_store_paths
+from biorab.corpora.corpus import Corpus, Ledger
 from biorab.generation.base import SamplingParams
 from biorab.labels import dataset_labels
 from biorab.ral.core import RAL
 from biorab.ral.generator import CachedGenerator
+from biorab.ral.method_corpora import MethodCorpora
 from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
+from biorab.ral.retrieval_spec import RetrievalSpec
 from biorab.ral.retriever import CachedRetriever, build_testbed_retriever
 from biorab.ral.stage_plan import StagePlan
+from biorab.ral.testbeds import testbed_corpus
 from biorab.retrieval.selection import Selection
+from biorab.tasks.template import Template
 
 #: Indexes already built, shared by the retrievers of one process (`RALParts.retriever(indexes=...)`).
 IndexMemo = dict[tuple[Any, ...], CachedRetriever]
@@ -63,14 +76,15 @@ class RALParts:
 
     Attributes:
         dataset: the dataset whose template, label set and (for retrieving entries) testbed corpus are used.
-        retrieval: a `biorab.experiment.RetrievalSpec` (testbed ``none``: zero-shot).
+        retrieval: the retrieval setting (testbed ``none``: zero-shot).
         task: for bring-your-own datasets without their own template, the task whose template to use.
-        parser, seed, data_dir: as in a run config; corpus_dir: the entry's prepared method corpus.
+        parser, seed, data_dir: as in a run config; corpus_dir: the entry's prepared method corpus
+            (`assemble` sets it when given `methods`).
         label_space: another label space than the dataset's (Serve's ``labels:``); ``None``: the dataset's.
     """
 
     dataset: str
-    retrieval: Any
+    retrieval: RetrievalSpec
     task: str | None = None
     parser: str = "robust"
     seed: int = 0
@@ -89,12 +103,19 @@ class RALParts:
         return bool(self.retrieval.probes)
 
     @cached_property
-    def template(self) -> Any:
+    def template(self) -> Template:
         """The prompt template of the dataset in the entry's variant (and label space)."""
         from biorab.tasks import get_template
 
         return get_template(self.dataset, variant=self.retrieval.template, labels=self.label_space,
                             task=self.task)
+
+    def testbed(self, pool: list[str] | None = None) -> tuple[Corpus, Ledger]:
+        """The entry's testbed corpus and its ledger, before any corpus method (built once per process:
+        `biorab.ral.testbeds.testbed_corpus`; `pool`: the diverse testbed's datasets, ``None``: all)."""
+        r = self.retrieval
+        return testbed_corpus(r.testbed, self.dataset, rate=r.rate, seed=self.seed, data_dir=self.data_dir,
+                              pool=pool)
 
     def retriever(
         self,
@@ -176,35 +197,41 @@ def _then(first: CorpusHook | None, second: CorpusHook | None) -> CorpusHook | N
 def assemble(
     *,
     dataset: str,
-    retrieval: Any,
+    retrieval: RetrievalSpec,
     task: str | None = None,
     parser: str = "robust",
     seed: int = 0,
     data_dir: str | Path | None = None,
     corpus_dir: str | None = None,
     labels: tuple[str, ...] | list[str] | None = None,
+    methods: MethodCorpora | None = None,
 ) -> RALParts:
     """The parts of a RAL for `dataset` with one retrieval entry (fields: `RALParts`; `labels`: another
-    label space than the dataset's). Nothing is built yet."""
-    return RALParts(dataset=dataset, retrieval=retrieval, task=task, parser=parser, seed=seed,
-                    data_dir=None if data_dir is None else str(data_dir), corpus_dir=corpus_dir,
-                    label_space=tuple(labels) if labels else None)
+    label space than the dataset's). Nothing is built yet, but the entry's method corpus when `methods` is
+    given (and no `corpus_dir`): prepared now, once per setting, and stored (`MethodCorpora.folder`)."""
+    parts = RALParts(dataset=dataset, retrieval=retrieval, task=task, parser=parser, seed=seed,
+                     data_dir=None if data_dir is None else str(data_dir), corpus_dir=corpus_dir,
+                     label_space=tuple(labels) if labels else None)
+    if methods is not None and retrieval.method != "none" and corpus_dir is None:
+        return replace(parts, corpus_dir=methods.folder(parts))
+    return parts
 
 
-def assemble_cells(plans: Mapping[str, StagePlan]) -> dict[str, RALParts]:
+def assemble_cells(plans: Mapping[str, StagePlan], *, methods: MethodCorpora | None = None
+                   ) -> dict[str, RALParts]:
     """`assemble` once for each cell whose rows the stages render or retrieve (dataset slices; other cells
-    carry their prompts), keyed by cell id."""
+    carry their prompts), keyed by cell id; `methods`: what prepares the corpora of cells with a method."""
     parts: dict[str, RALParts] = {}
     for cell_id, plan in plans.items():
         if plan.renders or plan.retrieves:
             dataset, retrieval = plan.dataset_setting()
             parts[cell_id] = assemble(dataset=dataset, retrieval=retrieval, task=plan.task,
                                       parser=plan.parser, seed=plan.seed, data_dir=plan.data_dir,
-                                      corpus_dir=plan.corpus_dir)
+                                      methods=methods)
     return parts
 
 
-def build_ral(*, dataset: str, retrieval: Any, backend: Any, sampling: SamplingParams,
+def build_ral(*, dataset: str, retrieval: RetrievalSpec, backend: Any, sampling: SamplingParams,
               cache_root: str | Path | None = None, stores: Stores | None = None, backend_name: str = "",
               retriever: Any = None, **setting: Any) -> RAL:
     """`assemble(dataset=..., retrieval=..., **setting).ral(...)`, its caches under `cache_root` (``None``:

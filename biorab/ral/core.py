@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from biorab.generation.base import SamplingParams
 from biorab.ral import steps
@@ -22,6 +21,7 @@ from biorab.ral.generator import CachedGenerator
 from biorab.ral.pipeline import Pipeline
 from biorab.ral.retriever import CachedRetriever
 from biorab.records import Example, Generation, Hit, Prediction, Prompt
+from biorab.tasks.template import Template
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class _Call:
 
     examples: Sequence[Example]
     options: AnswerOptions
-    template: Any
+    template: Template
     sampling: SamplingParams
     retrieved: list[RetrievedHits] = dataclasses.field(default_factory=list)
     prompts: list[Prompt] = dataclasses.field(default_factory=list)
@@ -70,7 +70,7 @@ class RAL:
     def __init__(
         self,
         *,
-        template: Any,
+        template: Template,
         generator: CachedGenerator,
         sampling: SamplingParams,
         retriever: CachedRetriever | None = None,
@@ -94,7 +94,7 @@ class RAL:
         found = steps.retrieve(self.retriever, {ex.id: ex.text for ex in examples}, k)
         return [found[ex.id] for ex in examples]
 
-    def render(self, example: Example, hits: Sequence[Hit], template: Any = None) -> Prompt:
+    def render(self, example: Example, hits: Sequence[Hit], template: Template | None = None) -> Prompt:
         return steps.render_prompt(template or self.template, example, hits)
 
     def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams | None = None

@@ -6,19 +6,25 @@ registries by name (`biorab.registry` lists them lazily), so `biorab.ral` import
 
 - A **hit filter** factory ``(spec, *, dataset) -> HitFilter`` turns a retrieval entry's ``filter:`` block
   into an object that keeps (and may re-rank) the selected hits of a query.
-- A **corpus method** factory ``(method, *, corpus_dir, generator, sampling) -> CorpusHook`` turns a
-  retrieval entry's ``method:`` into the hook that replaces the testbed corpus before it is indexed: the
-  stored transform in `corpus_dir` when one was prepared (runs, Serve), else a live transform run with the
-  RAL's own generator.
+- A **corpus method** (`CorpusMethod`) does two things for a retrieval entry's ``method:``: `prepare`
+  transforms the testbed corpus and stores it (the assembly asks it, through `MethodCorpora`, when a caller
+  gives one: runs, Serve), and `hook` returns what replaces the testbed corpus before it is indexed: the
+  stored transform in `corpus_dir` when one was prepared, else a live transform run with the RAL's own
+  generator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from biorab.records import Hit
 from biorab.registry import CORPUS_METHODS, HIT_FILTERS
+
+if TYPE_CHECKING:
+    from biorab.ral.assembly import RALParts
+    from biorab.ral.method_corpora import MethodCorpora
 
 
 class HitFilter(Protocol):
@@ -35,6 +41,25 @@ class CorpusHook(Protocol):
     def __call__(self, corpus: Any, ledger: Any) -> Any: ...
 
 
+class CorpusMethod(Protocol):
+    """A corpus method plug-in (registered by name in `biorab.registry.CORPUS_METHODS`)."""
+
+    def prepare(self, parts: RALParts, methods: MethodCorpora) -> str | Path:
+        """Transform `parts`' testbed corpus with `methods`' backend unless stored; its folder."""
+        ...
+
+    def hook(self, method: str, *, corpus_dir: str | None = None, generator: Any = None,
+             sampling: Any = None) -> CorpusHook:
+        """The hook replacing the testbed corpus: the stored transform in `corpus_dir`, else a live one."""
+        ...
+
+
+def corpus_method_of(method: str) -> CorpusMethod:
+    """The plug-in of a retrieval entry's ``method:`` (not ``none``)."""
+    found: CorpusMethod = CORPUS_METHODS.get(method)
+    return found
+
+
 def hit_filter_of(spec: Any, *, dataset: str) -> HitFilter | None:
     """The filter a retrieval entry's ``filter:`` block declares (``None`` when it declares none)."""
     if spec is None:
@@ -49,6 +74,5 @@ def corpus_hook_of(method: str, *, corpus_dir: str | None = None, generator: Any
     """The corpus hook of a retrieval entry's ``method:`` (``None`` for ``none``: index the testbed as is)."""
     if method == "none":
         return None
-    factory = CORPUS_METHODS.get(method)
-    hook: CorpusHook = factory(method, corpus_dir=corpus_dir, generator=generator, sampling=sampling)
-    return hook
+    plugin = corpus_method_of(method)
+    return plugin.hook(method, corpus_dir=corpus_dir, generator=generator, sampling=sampling)

@@ -34,7 +34,7 @@ class RetrievalStage:
 
     def _retriever_for(self, plan: StagePlan) -> CachedRetriever:
         if plan.cell_id not in self._retrievers:  # one corpus and index per spec, shared across cells
-            _check_prepared(plan)
+            _check_prepared(plan, self.parts[plan.cell_id])
             built = self.parts[plan.cell_id].retriever(store=self.store, indexes=self._indexes)
             assert built is not None  # only retrieving cells reach here
             self._retrievers[plan.cell_id] = built
@@ -55,8 +55,8 @@ class RetrievalStage:
         return rows
 
 
-def _check_prepared(plan: StagePlan) -> None:
+def _check_prepared(plan: StagePlan, parts: RALParts) -> None:
     """A cell with a corpus method indexes its stored transformed corpus, never the raw testbed."""
-    if plan.corpus_method != "none" and plan.corpus_dir is None:  # the runner prepares it before execution
+    if parts.retrieval.method != "none" and parts.corpus_dir is None:  # the runner's assembly prepares it
         raise BioRABError(f"cell {plan.label}: method {plan.corpus_method} but no transformed corpus was "
                           "prepared (run it through biorab.runner.run_experiment)")

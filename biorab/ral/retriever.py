@@ -91,11 +91,11 @@ def build_testbed_retriever(
     `transform` (corpus, ledger) -> corpus replaces the testbed corpus before indexing (the paper's
     methods, `biorab.methods.StoredTransform`); the transformed corpus's digest then keys the index and the
     hits. Indexes are persisted by (retriever, corpus content), so a second call loads instead of
-    rebuilding."""
-    from biorab.corpora import build_corpus
+    rebuilding; the testbed corpus is built once per process (`biorab.ral.testbeds.testbed_corpus`)."""
+    from biorab.ral.testbeds import testbed_corpus
     from biorab.retrieval import build_retriever
 
-    corpus, ledger = build_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=pool)
+    corpus, ledger = testbed_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=pool)
     if transform is not None:
         corpus = transform(corpus, ledger)
     selection = selection or Selection()

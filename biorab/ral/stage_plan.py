@@ -41,9 +41,6 @@ class StagePlan(Protocol):
     def parses(self) -> bool: ...
 
     @property
-    def corpus_dir(self) -> str | None: ...
-
-    @property
     def retrieves(self) -> bool: ...
 
     @property

@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-import faiss
 import numpy as np
 
 from biorab.paths import cache_dir
@@ -102,7 +101,10 @@ class DenseRetriever(IndexedRetriever):
         query, doc = self.encoders
         return {"query_encoder": query.digest, "doc_encoder": doc.digest}
 
+    # faiss loads inside the methods that use it, so `DenseParams` and the registry stay light.
     def _build(self, texts: list[str]) -> None:
+        import faiss
+
         vectors = self.embed_corpus(texts)
         index: Any
         if self.params.index_type == "hnsw":
@@ -114,9 +116,13 @@ class DenseRetriever(IndexedRetriever):
         self._index = index
 
     def _save(self, folder: Path) -> None:
+        import faiss
+
         faiss.write_index(self._index, str(folder / INDEX_FILE))
 
     def _load(self, folder: Path) -> None:
+        import faiss
+
         self._index = faiss.read_index(str(folder / INDEX_FILE))
 
     def _prepare_queries(self, texts: list[str]) -> None:

@@ -4,23 +4,15 @@ leakage`), the ``exclude_test_duplicates`` switch of a retrieval entry and each 
 A test instance whose sentence also sits in the retrieval corpus (the labeled corpus is the training split,
 and datasets repeat sentences across splits) can retrieve its own text, often with its own label: the
 retrieved "example" is then the answer. Texts are compared after lower-casing and collapsing whitespace,
-so copies that differ only in case or spacing count too.
+so copies that differ only in case or spacing count too (`biorab.corpora.text_identity.normalized_text`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from biorab.corpora.text_identity import normalized_text
 from biorab.records import Hit
-
-
-def normalized_text(text: str) -> str:
-    """`text` lower-cased, with runs of whitespace collapsed to one space and the ends stripped.
-
-    >>> normalized_text("  Aspirin\\tcaused  RASH. ")
-    'aspirin caused rash.'
-    """
-    return " ".join(text.lower().split())
 
 
 def own_text_hits(query: str, hits: Iterable[Hit]) -> list[Hit]:

@@ -19,10 +19,10 @@ import yaml
 
 from biorab.atomic_files import write_text_atomic
 from biorab.attribution.cells import attribute_cells
-from biorab.caches import default_store_paths
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
+from biorab.ral import MethodCorpora, RALParts, assemble_cells
 from biorab.runner.checks.preflight import check_output_dir
 from biorab.runner.execution import (
     CellRowsFn,
@@ -117,18 +117,19 @@ def _run_locked(
     slices = [s for _, source_slices in planned for s in source_slices]
     for s in slices:
         clean_temporaries(cells_dir / s.plan.cell_id)
-    methods = _prepare_methods(config, slices, getattr(executor, "backend", None))
+    plans = {s.plan.cell_id: s.plan for s in slices}
+    parts = _assemble(config, plans, getattr(executor, "backend", None))
+    methods = _method_outcomes(config, parts)
     pending = [row for s in slices for row in s.pending]
     tracked = config.tracking.enabled if track is None else track
     # The parent and child runs are opened in a thread while the work starts up, each cell's child as the
     # cell starts (a crash leaves them to take over); results reach disk before MLflow.
-    plans = [s.plan for s in slices]
-    opening = _start_tracking(config, run_dir, plans) if tracked else None
+    opening = _start_tracking(config, run_dir, list(plans.values())) if tracked else None
     watchers = [opening.cell_rows()] if opening is not None else []
     if watch is not None:
         watchers.append(watch(slices))
     try:
-        stats = _execute(config, slices, pending, cells_dir, executor,
+        stats = _execute(config, plans, parts, pending, cells_dir, executor,
                          opening.progress(progress) if opening else progress, fan_out(watchers))
     except BaseException:
         if opening is not None:
@@ -148,25 +149,30 @@ def _run_locked(
     return RunResult(run_dir, results, stats, len(pending), uri, report, sections)
 
 
-def _prepare_methods(config: ExperimentConfig, slices: list[CellSlice], backend: Any) -> dict[str, Any]:
-    """Transform the corpora of cells with a corpus method (before the pipeline: the retrieval stage
-    indexes the transformed corpus); nothing to do, and no import, when no cell has one."""
-    if not any(s.plan.corpus_method != "none" for s in slices):
+def _assemble(config: ExperimentConfig, plans: dict[str, CellPlan], backend: Any) -> dict[str, RALParts]:
+    """Each cell's RAL parts (`biorab.ral.assemble_cells`), the corpora of cells with a corpus method
+    transformed there (before the pipeline: the retrieval stage indexes the transformed corpus) with the
+    executor's backend, or one built from the config and freed before the pipeline starts its own."""
+    batch_size = max(config.resources.llm.batch_size, 64)
+    with MethodCorpora(config, cache_dir(), backend=backend, batch_size=batch_size) as methods:
+        return assemble_cells(plans, methods=methods)
+
+
+def _method_outcomes(config: ExperimentConfig, parts: dict[str, RALParts]) -> dict[str, Any]:
+    """The corpus method's scores of each cell with one; no import when no cell has one."""
+    if not any(p.corpus_dir is not None for p in parts.values()):
         return {}
-    from biorab.methods.apply import prepare_method_corpora
+    from biorab.methods.apply import method_outcomes
 
-    root = cache_dir()
-    return dict(prepare_method_corpora(config, slices, generations_store=default_store_paths(root)[1],
-                                       cache_root=root, backend=backend))
+    return dict(method_outcomes(parts, config))
 
 
-def _execute(config: ExperimentConfig, slices: list[CellSlice], pending: list[dict[str, Any]],
-             cells_dir: Path, executor: Executor, progress: ProgressFn | None,
+def _execute(config: ExperimentConfig, plans: dict[str, CellPlan], parts: dict[str, RALParts],
+             pending: list[dict[str, Any]], cells_dir: Path, executor: Executor, progress: ProgressFn | None,
              cell_rows: CellRowsFn | None) -> ExecutionStats:
     if not pending:
         return ExecutionStats()
-    plans = {s.plan.cell_id: s.plan for s in slices}
-    request = execution_request(pending, plans, config, cells_dir=cells_dir, attempt=new_attempt_id(),
+    request = execution_request(pending, plans, parts, config, cells_dir=cells_dir, attempt=new_attempt_id(),
                                 progress=progress, cell_rows=cell_rows)
     return executor.run(request)
 

@@ -29,10 +29,11 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from biorab.config_loading import read_yaml, validate_mapping
 from biorab.drugmech.experiment.spec import DrugMechSpec
-from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TestbedKind, TrackingConfig
+from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TrackingConfig
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
+from biorab.ral.retrieval_spec import TestbedKind
 from biorab.retrieval.selection import Selection
 
 #: The axes an ``exclude`` entry may name (and the keys of a `biorab.sweep.expand.SweepCell`).

@@ -16,8 +16,9 @@ from typing import Any
 
 from biorab.config_loading import validate_mapping
 from biorab.errors import ConfigError
-from biorab.experiment import DatasetSpec, ExperimentConfig, RetrievalSpec
+from biorab.experiment import DatasetSpec, ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest
+from biorab.ral.retrieval_spec import RetrievalSpec
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
 
 

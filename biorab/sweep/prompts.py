@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biorab.caches import HitStore
-from biorab.experiment import Cell, RetrievalSpec
+from biorab.experiment import Cell
 from biorab.generation.base import stable_digest
+from biorab.ral.retrieval_spec import RetrievalSpec
 from biorab.records import Example, Hit, Prompt
 from biorab.sweep.keys import hits_keys
 

@@ -122,8 +122,9 @@ def _parse_status(row: dict[str, Any]) -> str:
 
 def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Path | None:
     """The corruption ledger of the cell's corpus (which items were corrupted, and how), as JSONL; ``None``
-    for cells without retrieval. Rebuilt from (testbed, dataset, rate, seed): corpora are deterministic."""
-    from biorab.corpora import build_corpus
+    for cells without retrieval. The corpus the run's retriever indexed in this process (built once per
+    process, `biorab.ral.testbeds.testbed_corpus`), or rebuilt: corpora are deterministic."""
+    from biorab.ral.testbeds import testbed_corpus
 
     if not plan.retrieves:
         return None
@@ -131,8 +132,8 @@ def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Pat
     rate = "" if r.rate is None else f"-{r.rate:g}"
     path = out_dir / "ledgers" / f"{dataset}-{r.testbed}{rate}-seed{plan.seed}.jsonl"
     if not path.is_file():
-        _corpus_, ledger = build_corpus(r.testbed, dataset, rate=r.rate, seed=plan.seed,
-                                        data_dir=plan.data_dir)
+        _corpus_, ledger = testbed_corpus(r.testbed, dataset, rate=r.rate, seed=plan.seed,
+                                          data_dir=plan.data_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(ledger.to_jsonl())
     return path

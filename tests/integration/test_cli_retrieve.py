@@ -153,3 +153,24 @@ def test_retrieve_can_exclude_the_query_own_text(data_dir: Path) -> None:
         assert all(len(r["hits"]) <= 2 for r in results)  # BM25 returns matching items only
         own[flag] = sum(any(h["key"] == r["query"] for h in r["hits"]) for r in results)
     assert own == {"--keep-test-duplicates": 4, "--exclude-test-duplicates": 0}
+
+
+def test_retrieve_builds_its_corpus_once(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The corpus whose digest the header prints is the one the RAL's retriever indexes: one build, shared
+    through the core's per-process memo, for the hits and for ``--eval``."""
+    import biorab.corpora
+    from biorab.cli.retrieve import retrieve
+    from biorab.ral.testbeds import forget_testbeds
+
+    real, built = biorab.corpora.build_corpus, []
+    monkeypatch.setattr(biorab.corpora, "build_corpus", lambda *a, **kw: built.append(a) or real(*a, **kw))
+    forget_testbeds()
+    retrieve(dataset="ade_corpus_v2", testbed="counterfactual", rate=0.5, limit=2, as_json=True,
+             data_dir=data_dir)
+    shown = json.loads(capsys.readouterr().out)
+    assert built == [("counterfactual", "ade_corpus_v2")] and len(shown["results"]) == 2
+    retrieve(dataset="ade_corpus_v2", testbed="counterfactual", rate=0.5, limit=3, as_json=True,
+             data_dir=data_dir, evaluate=True)
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["corpus_digest"] == shown["corpus_digest"] and len(built) == 1

@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from biorab.corpora.text_identity import normalized_text
 from biorab.experiment import ExperimentConfig
-from biorab.retrieval.own_text import normalized_text
 from biorab.runner import run_experiment
 
 pytestmark = pytest.mark.full_data

@@ -1,42 +1,71 @@
 """The one direction of imports between the project's layers, checked with `ast` (no module is imported).
 
 ``biorab`` (the library) < ``pipelines`` (Ray Data) < ``serve`` / ``training``. A module may import its own
-layer and the layers below it. ``biorab`` never imports ``ray`` or ``mlflow`` at module level (they load
-lazily inside the functions that need them), and never imports an outer layer anywhere except inside the
-functions of the CLI commands (``biorab/cli``): the edge that chooses the executor.
+layer and the layers below it, and never imports an outer layer anywhere except inside the functions of the
+CLI commands (``biorab/cli``): the edge that chooses the executor.
+
+Every import is resolved to the module it names before a rule looks at it: a relative import
+(``from ..learn import x`` in ``biorab/ral/core.py`` is ``biorab.learn.x``) and a package import (``from
+biorab import learn`` is ``biorab.learn``) count like the absolute import they stand for.
+
+The heavy stack (`HEAVY_STACK`) keeps out of the module top of the library, so ``import biorab`` and every
+library package stay light: ``biorab`` imports ``ray`` and ``mlflow`` only inside functions, and torch,
+transformers, faiss, vLLM, peft, sentence-transformers and bm25s only inside functions too, except in the
+engine modules (`ENGINES`) built on them (a class that subclasses a torch or bm25s type cannot wait), which
+no other module imports at its top. `heavy_on_import` follows the module-top imports from every package of
+``biorab`` and ``pipelines`` and names any chain that reaches the heavy stack.
 
 Inside the library, `ALLOWED_INSIDE` and `FORBIDDEN_INSIDE` say which library packages a package (or a
-module) may import, anywhere in it; and no two modules of the four layers import each other, directly or
-through others (`import_cycles` over `import_graph`, lazy imports included).
+module) may import, anywhere in it; no two modules of the four layers import each other, directly or
+through others (`import_cycles` over `import_graph`, lazy imports included), and no two packages do
+(`package_graph`).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = ("biorab", "pipelines", "serve", "training")
 OUTER = {"biorab": ("pipelines", "serve", "training"), "pipelines": ("serve", "training"),
          "serve": ("training",), "training": ("serve",)}
-HEAVY_AT_MODULE_LEVEL = {"biorab": ("ray", "mlflow")}
 EDGE = "biorab/cli/"
+# Imported at a library module's top, each of these costs seconds or pulls a runtime the caller may lack.
+HEAVY_STACK = ("ray", "mlflow", "torch", "transformers", "faiss", "vllm", "peft", "sentence_transformers",
+               "bm25s")
+# The engine modules: built on a heavy library at their top (their classes subclass its types), loaded only
+# through a lazy registry entry or from inside a function. Each names the heavy libraries it is built on.
+ENGINES = {
+    "biorab.generation.hf": ("torch", "transformers"),
+    "biorab.generation.hf_cache": ("torch", "transformers"),
+    "biorab.generation.hf_guided": ("torch", "transformers"),
+    "biorab.generation.hf_label_logprobs": ("torch",),
+    "biorab.generation.hf_prefill": ("torch",),
+    "biorab.generation.hf_stopping": ("torch", "transformers"),
+    "biorab.retrieval.bm25_index": ("bm25s",),
+}
 # Inside the library, anywhere in a module (lazy imports included): the packages a package may import.
 # The RAL core imports what it is made of; the plug-ins that fill it (hit filters from `learn`, corpus
-# methods from `methods`) register by name in `biorab.registry`.
+# methods from `methods`) register by name in `biorab.registry`. Its input type, `RetrievalSpec`, is the
+# core's: the config module reads it from the core (its ``filter:`` block a `config_sections` section).
 # Generation knows nothing of training (adapter checks and model references are its own or neutral).
 # The config module names no experiment kind's or trainer's types: the blocks those own (``drugmech:``, a
 # retrieval entry's ``filter:``) are models registered in `biorab.registry.CONFIG_SECTIONS`.
 ALLOWED_INSIDE = {
     "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches", "records",
-                   "errors", "registry", "labels", "params"),
+                   "errors", "registry", "labels", "params", "config_sections"),
     "biorab.generation": ("generation", "records", "errors", "params", "paths", "registry", "build",
                           "model_refs"),
-    "biorab.experiment": ("experiment", "config_sections", "generation", "params", "retrieval", "registry",
-                          "errors"),
+    "biorab.experiment": ("experiment", "config_sections", "generation", "params", "retrieval", "ral",
+                          "registry", "errors"),
 }
 # Tracking logs what the runner and the sweeps produce; the use case that runs them again to log a run
-# (`biorab track`) is the CLI's (`biorab.cli.replay_tracking`).
-FORBIDDEN_INSIDE = {"biorab.tracking": ("runner", "sweep")}
+# (`biorab track`) is the CLI's (`biorab.cli.replay_tracking`). Fetching gets data; what a run needs
+# fetched is the runner's question (`biorab.runner.checks.fetch_needs`), asked of fetching, not by it.
+FORBIDDEN_INSIDE = {"biorab.tracking": ("runner", "sweep"), "biorab.fetching": ("runner",)}
 
 
 @dataclass(frozen=True)
@@ -50,12 +79,53 @@ class Violation:
         return f"{self.path}:{self.line}: imports {self.module} ({self.why})"
 
 
-def _imported(node: ast.AST) -> list[str]:
+def module_name(path: str) -> str:
+    """``biorab/ral/core.py`` -> ``biorab.ral.core``; ``biorab/ral/__init__.py`` -> ``biorab.ral``."""
+    parts = Path(path).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _sources(repo: Path) -> tuple[dict[str, str], set[str]]:
+    """Every module of every layer present under `repo` (``{name: source}``), and which are packages."""
+    sources: dict[str, str] = {}
+    packages: set[str] = set()
+    for layer in LAYERS:
+        for file in sorted((repo / layer).rglob("*.py")) if (repo / layer).is_dir() else []:
+            name = module_name(file.relative_to(repo).as_posix())
+            sources[name] = file.read_text(encoding="utf-8")
+            if file.name == "__init__.py":
+                packages.add(name)
+    return sources, packages
+
+
+@functools.cache
+def repo_modules() -> frozenset[str]:
+    """The module names of this repository's four layers (what a ``from a import b`` may name as ``a.b``)."""
+    return frozenset(_sources(REPO)[0])
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a ``from ... import`` statement of `module` imports from (relative ones resolved:
+    one dot is `module`'s own package, each further dot one package up)."""
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)] if node.level - 1 < len(package) else []
+    if not base:
+        raise ValueError(f"{module}:{node.lineno}: relative import beyond the top package")
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imported(node: ast.AST, module: str, is_package: bool, known: frozenset[str] | set[str]) -> list[str]:
+    """The modules `node` imports, resolved: ``from a import b`` is ``a.b`` when that is a module of `known`
+    (a package import), else ``a`` (a name of the module or package ``a``)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
-    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        return [node.module]
-    return []
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = _absolute(node, module, is_package)
+    names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+    return list(dict.fromkeys(names))
 
 
 def _top_level(tree: ast.Module) -> set[int]:
@@ -80,24 +150,34 @@ def _is_type_checking(tree: ast.Module) -> set[int]:
     return ids
 
 
-def check_source(source: str, *, layer: str, path: str) -> list[Violation]:
-    """The violations of one module of `layer` (`path` relative to the repo, for messages and the edge)."""
+def check_source(source: str, *, layer: str, path: str,
+                 known: frozenset[str] | set[str] | None = None) -> list[Violation]:
+    """The violations of one module of `layer` (`path` relative to the repo, for messages and the edge;
+    `known`: the module names a package import may name, by default this repository's)."""
     tree = ast.parse(source, filename=path)
     top, typing_only = _top_level(tree), _is_type_checking(tree)
+    this, is_package = module_name(path), path.endswith("__init__.py")
+    known = repo_modules() if known is None else known
     found = []
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
-        for module in _imported(node):
-            root = module.split(".")[0]
-            at_top = id(node) in top
-            if root in OUTER.get(layer, ()) and (at_top or not path.startswith(EDGE)):
-                found.append(Violation(path, node.lineno, module, f"{layer} must not import {root}"))
-            elif root in HEAVY_AT_MODULE_LEVEL.get(layer, ()) and at_top:
-                found.append(Violation(path, node.lineno, module, f"{root} only inside functions"))
-            elif (why := _inside_violation(path, module)) is not None:
+        for module in _imported(node, this, is_package, known):
+            if (why := _violation(layer, path, this, module, at_top=id(node) in top)) is not None:
                 found.append(Violation(path, node.lineno, module, why))
     return sorted(found, key=lambda v: v.line)
+
+
+def _violation(layer: str, path: str, this: str, module: str, *, at_top: bool) -> str | None:
+    """Why the module `this` (at `path`, of `layer`) may not import `module` there (``None``: it may)."""
+    root = module.split(".")[0]
+    if root in OUTER.get(layer, ()) and (at_top or not path.startswith(EDGE)):
+        return f"{layer} must not import {root}"
+    if layer == "biorab" and at_top and root in HEAVY_STACK and root not in ENGINES.get(this, ()):
+        return f"{root} only inside functions"
+    if layer == "biorab" and at_top and module in ENGINES and this not in ENGINES:
+        return f"{module} is an engine module ({', '.join(ENGINES[module])}): import it inside functions"
+    return _inside_violation(path, module)
 
 
 def _inside_violation(path: str, module: str) -> str | None:
@@ -118,7 +198,7 @@ def _inside_violation(path: str, module: str) -> str | None:
 def check_tree(repo: Path) -> list[Violation]:
     """Every violation in every module of every layer present under `repo`."""
     found = []
-    for layer in OUTER:
+    for layer in LAYERS:
         for file in sorted((repo / layer).rglob("*.py")) if (repo / layer).is_dir() else []:
             rel = file.relative_to(repo).as_posix()
             found += check_source(file.read_text(encoding="utf-8"), layer=layer, path=rel)
@@ -127,33 +207,22 @@ def check_tree(repo: Path) -> list[Violation]:
 
 # --- cycles ---------------------------------------------------------------------------------------------
 # Module granularity over all four layers (``biorab``, ``pipelines``, ``serve``, ``training``). An import
-# of ``a.b.c`` (``import a.b.c``, ``from a.b import c`` where ``c`` is a module, ``from a.b.c import name``)
-# is an edge to the module ``a.b.c``; ``from a.b import name`` of a name that is no module is an edge to the
-# package ``a.b`` (its ``__init__``). The packages Python runs on the way (``a``, ``a.b``) are no edges: a
-# package importing its own submodules is how a package is built. Imports under ``if TYPE_CHECKING:`` never
-# run and are no edges; every other import is one, inside functions too.
+# of ``a.b.c`` (``import a.b.c``, ``from a.b import c`` where ``c`` is a module, ``from a.b.c import name``,
+# or the same written relative) is an edge to the module ``a.b.c``; ``from a.b import name`` of a name that
+# is no module is an edge to the package ``a.b`` (its ``__init__``). The packages Python runs on the way
+# (``a``, ``a.b``) are no edges: a package importing its own submodules is how a package is built. Imports
+# under ``if TYPE_CHECKING:`` never run and are no edges; every other import is one, inside functions too
+# (`graph_of(..., top_only=True)` keeps only those that run when the module is imported).
 
 
-def module_name(path: str) -> str:
-    """``biorab/ral/core.py`` -> ``biorab.ral.core``; ``biorab/ral/__init__.py`` -> ``biorab.ral``."""
-    parts = Path(path).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _edges(source: str, module: str, known: set[str]) -> dict[str, int]:
+def _edges(source: str, module: str, is_package: bool, known: set[str], top_only: bool) -> dict[str, int]:
     tree = ast.parse(source, filename=module)
-    typing_only = _is_type_checking(tree)
+    typing_only, top = _is_type_checking(tree), _top_level(tree)
     edges: dict[str, int] = {}
     for node in ast.walk(tree):
-        if id(node) in typing_only:
+        if id(node) in typing_only or (top_only and id(node) not in top):
             continue
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
-                     for a in node.names]
-        for name in names:
+        for name in _imported(node, module, is_package, known):
             target = _known_prefix(name, known)
             if target is not None and target != module:
                 edges.setdefault(target, node.lineno)
@@ -167,19 +236,99 @@ def _known_prefix(name: str, known: set[str]) -> str | None:
     return ".".join(parts) if parts else None
 
 
-def graph_of(sources: dict[str, str]) -> dict[str, dict[str, int]]:
-    """The import graph of modules given as ``{module name: source}``: module -> {imported module: line}."""
+def graph_of(sources: dict[str, str], packages: set[str] | frozenset[str] = frozenset(), *,
+             top_only: bool = False) -> dict[str, dict[str, int]]:
+    """The import graph of modules given as ``{module name: source}`` (`packages`: those that are
+    packages, for relative imports): module -> {imported module: line}."""
     known = set(sources)
-    return {module: _edges(source, module, known) for module, source in sources.items()}
+    return {module: _edges(source, module, module in packages, known, top_only)
+            for module, source in sources.items()}
 
 
-def import_graph(repo: Path) -> dict[str, dict[str, int]]:
+def import_graph(repo: Path, *, top_only: bool = False) -> dict[str, dict[str, int]]:
     """The import graph of every module of every layer present under `repo`."""
-    sources = {}
-    for layer in OUTER:
-        for file in sorted((repo / layer).rglob("*.py")) if (repo / layer).is_dir() else []:
-            sources[module_name(file.relative_to(repo).as_posix())] = file.read_text(encoding="utf-8")
-    return graph_of(sources)
+    sources, packages = _sources(repo)
+    return graph_of(sources, packages, top_only=top_only)
+
+
+def repo_packages(repo: Path) -> set[str]:
+    """The packages (folders with an ``__init__.py``) of the layers present under `repo`."""
+    return _sources(repo)[1]
+
+
+def package_of(module: str, packages: set[str] | frozenset[str]) -> str:
+    """The package a module belongs to: a package is its own; a module in a subpackage belongs to it
+    (``biorab.ral.core`` -> ``biorab.ral``); a module directly in a layer's folder (``biorab.records``,
+    ``serve.app``) is a unit of its own, since a layer is no package with one job."""
+    if module in packages:
+        return module
+    parent = module.rpartition(".")[0]
+    return parent if "." in parent else module
+
+
+def package_graph(graph: dict[str, dict[str, int]], packages: set[str] | frozenset[str]
+                  ) -> dict[str, dict[str, str]]:
+    """`graph` between packages (`package_of`): package -> {imported package: ``module:line -> module``,
+    the first import that makes the edge}."""
+    out: dict[str, dict[str, str]] = {}
+    for module in sorted(graph):
+        unit = package_of(module, packages)
+        edges = out.setdefault(unit, {})
+        for target, line in sorted(graph[module].items()):
+            other = package_of(target, packages)
+            if other != unit:
+                edges.setdefault(other, f"{module}:{line} -> {target}")
+    return out
+
+
+def describe_package_cycle(pgraph: dict[str, dict[str, str]], group: list[str]) -> str:
+    """The imports that tie one group of packages together."""
+    members = set(group)
+    return "; ".join(edge for a in group for b, edge in sorted(pgraph[a].items()) if b in members)
+
+
+def heavy_on_import(sources: dict[str, str], packages: set[str] | frozenset[str],
+                    roots: list[str]) -> list[str]:
+    """Each chain of module-top imports from one of `roots` to a module that imports the heavy stack at its
+    top, ``root -> ... -> module: torch`` (empty: importing every root stays light)."""
+    graph = graph_of(sources, packages, top_only=True)
+    found = []
+    for root in roots:
+        seen, chains = {root}, [[root]]
+        while chains:
+            chain = chains.pop(0)
+            heavy = _heavy_at_top(sources[chain[-1]])
+            if heavy:
+                found.append(" -> ".join(chain) + ": " + ", ".join(heavy))
+                continue
+            for target in sorted(graph[chain[-1]]):
+                if target not in seen:
+                    seen.add(target)
+                    chains.append(chain + [target])
+    return found
+
+
+def _heavy_at_top(source: str) -> list[str]:
+    """The heavy libraries `source` imports when it is imported (absolute imports at its top)."""
+    tree = ast.parse(source)
+    top, typing_only = _top_level(tree), _is_type_checking(tree)
+    roots = set()
+    for node in ast.walk(tree):
+        if id(node) not in top or id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return sorted(roots & set(HEAVY_STACK))
+
+
+def library_heavy_on_import(repo: Path) -> list[str]:
+    """`heavy_on_import` from every package of ``biorab`` and ``pipelines`` (what ``import biorab`` and a
+    library package import pull in)."""
+    sources, packages = _sources(repo)
+    roots = sorted(p for p in packages if p.split(".")[0] in ("biorab", "pipelines"))
+    return heavy_on_import(sources, packages, roots)
 
 
 def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:

@@ -1,19 +1,28 @@
-"""Imports point one way: biorab < pipelines < serve/training; biorab loads ray and mlflow lazily only, and
-reaches an outer layer only from inside a CLI command; inside the library the RAL core, generation,
-tracking and the config module import only what their rules allow; and no modules import each other in a
-cycle (`tests/support/import_rules.py`)."""
+"""Imports point one way: biorab < pipelines < serve/training; biorab loads the heavy stack lazily only (at a
+module's top only in its engine modules, which nothing light imports at its top), and reaches an outer layer
+only from inside a CLI command; inside the library the RAL core, generation, tracking, fetching and the
+config module import only what their rules allow; and no modules, and no packages, import each other in a
+cycle. Relative and package imports count as the modules they name (`tests/support/import_rules.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.import_rules import (
+    ENGINES,
     check_source,
     check_tree,
     describe_cycle,
+    describe_package_cycle,
     graph_of,
+    heavy_on_import,
     import_cycles,
     import_graph,
+    library_heavy_on_import,
+    package_graph,
+    repo_packages,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,3 +141,91 @@ def test_a_planted_cycle_fails_through_a_lazy_import_and_a_package() -> None:
     package = {"biorab.p": "from biorab.p.q import f\n", "biorab.p.q": "from biorab.p.r import g\n",
                "biorab.p.r": "def g():\n    pass\n"}
     assert import_cycles(graph_of(package)) == []
+
+
+def test_a_planted_relative_import_counts_as_the_module_it_names() -> None:
+    source = ("from ..learn import hit_filter\nfrom .steps import retrieve\n"
+              "def f():\n    from .. import methods, labels\n")
+    found = check_source(source, layer="biorab", path="biorab/ral/planted.py")
+    assert [(v.line, v.module) for v in found] == [(1, "biorab.learn.hit_filter"), (4, "biorab.methods")]
+    # One dot in a package's __init__ is the package itself; a dot too many is an error, not a pass.
+    assert check_source("from . import steps\n", layer="biorab", path="biorab/ral/__init__.py") == []
+    up = check_source("from .. import learn\n", layer="biorab", path="biorab/ral/__init__.py")
+    assert [v.module for v in up] == ["biorab.learn"]
+    with pytest.raises(ValueError, match="beyond the top package"):
+        check_source("from .... import x\n", layer="biorab", path="biorab/ral/planted.py")
+    # Relative imports are edges of the module graph too.
+    graph = graph_of({"serve.x": "from . import y\n", "serve.y": "from .x import f\n"})
+    assert import_cycles(graph) == [["serve.x", "serve.y"]]
+
+
+def test_a_planted_package_import_counts_as_the_package() -> None:
+    found = check_source("from biorab import learn, labels\n", layer="biorab", path="biorab/ral/planted.py")
+    assert [(v.line, v.module) for v in found] == [(1, "biorab.learn")]
+    assert found[0].why.startswith("biorab.ral may import only")
+    lazy = check_source("def f():\n    from biorab import runner\n", layer="biorab",
+                        path="biorab/tracking/planted.py")
+    assert [(v.line, v.module) for v in lazy] == [(2, "biorab.runner")]
+
+
+def test_fetching_asks_nothing_of_the_runner() -> None:
+    source = "def f():\n    from biorab.runner.checks.data_needs import missing_files\n"
+    found = check_source(source, layer="biorab", path="biorab/fetching/planted.py")
+    assert [(v.line, v.why) for v in found] == [(2, "biorab.fetching must not import biorab.{runner}")]
+    assert check_source(source, layer="biorab", path="biorab/runner/checks/planted.py") == []
+
+
+def test_no_two_packages_import_each_other() -> None:
+    graph, packages = import_graph(REPO), repo_packages(REPO)
+    pgraph = package_graph(graph, packages)
+    assert {"biorab.ral", "biorab.corpora", "biorab.drugmech.scoring", "biorab.records"} <= set(pgraph)
+    assert "biorab.corpora" in pgraph["biorab.retrieval"]  # the retriever reads the corpus store
+    assert [describe_package_cycle(pgraph, c) for c in import_cycles(pgraph)] == []
+
+
+def test_a_planted_package_cycle_fails_without_any_module_cycle() -> None:
+    sources = {"biorab.p": "", "biorab.p.a": "from biorab.q.b import f\n",
+               "biorab.q": "", "biorab.q.b": "def f():\n    pass\n",
+               "biorab.q.c": "def g():\n    from biorab.p.d import h\n", "biorab.p.d": "def h():\n    pass\n",
+               "biorab.top": "import biorab.p.a\n", "biorab.other": "import biorab.top\n"}
+    packages = {"biorab.p", "biorab.q"}
+    graph = graph_of(sources, packages)
+    assert import_cycles(graph) == []
+    pgraph = package_graph(graph, packages)
+    assert import_cycles(pgraph) == [["biorab.p", "biorab.q"]]
+    assert describe_package_cycle(pgraph, ["biorab.p", "biorab.q"]) == (
+        "biorab.p.a:1 -> biorab.q.b; biorab.q.c:2 -> biorab.p.d")
+    # A module directly in the layer's folder is a unit of its own, not one package with all the others.
+    assert set(pgraph) == {"biorab.p", "biorab.q", "biorab.top", "biorab.other"}
+
+
+def test_a_planted_heavy_module_top_import_fails_outside_an_engine() -> None:
+    source = "import numpy\nimport torch\nfrom transformers import AutoModel\ndef f():\n    import faiss\n"
+    found = check_source(source, layer="biorab", path="biorab/retrieval/planted.py")
+    assert [(v.line, v.module, v.why) for v in found] == [
+        (2, "torch", "torch only inside functions"),
+        (3, "transformers", "transformers only inside functions")]
+    # An engine may be built on the libraries it names, and only on those.
+    engine = check_source(source + "import faiss\n", layer="biorab", path="biorab/generation/hf.py")
+    assert [(v.line, v.module) for v in engine] == [(6, "faiss")]
+    # Importing an engine at the top of a light module would make that module heavy.
+    light = check_source("from biorab.generation.hf import TransformersBackend\n", layer="biorab",
+                         path="biorab/generation/planted.py")
+    assert [v.why for v in light] == [
+        "biorab.generation.hf is an engine module (torch, transformers): import it inside functions"]
+    assert check_source("def f():\n    from biorab.generation.hf import X\n", layer="biorab",
+                        path="biorab/generation/planted.py") == []
+    assert set(ENGINES) <= {m for m in import_graph(REPO)}
+
+
+def test_a_planted_chain_to_the_heavy_stack_on_import_fails() -> None:
+    sources = {"biorab": "from biorab.a import f\n",
+               "biorab.a": "from .b import g\ndef f():\n    import ray\n",
+               "biorab.b": "import torch\n", "biorab.c": "def h():\n    import biorab.b\n"}
+    assert heavy_on_import(sources, {"biorab"}, ["biorab"]) == ["biorab -> biorab.a -> biorab.b: torch"]
+    sources["biorab.a"] = "def f():\n    from .b import g\n"
+    assert heavy_on_import(sources, {"biorab"}, ["biorab"]) == []
+
+
+def test_importing_any_library_package_reaches_no_heavy_module() -> None:
+    assert library_heavy_on_import(REPO) == []

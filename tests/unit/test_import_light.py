@@ -1,5 +1,7 @@
-"""Importing any library package (and the CLI module) must not import the heavy stack: this keeps the CLI
-fast and lets the library run where Ray, torch or vLLM are absent."""
+"""Importing any library package (and the CLI module), or any library module but the engines, must not import
+the heavy stack: this keeps the CLI fast and lets the library run where Ray, torch or vLLM are absent. The
+static rules (`tests/support/import_rules.py`: `HEAVY_STACK`, `ENGINES`) say why; this proves it by
+importing."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("ray", "torch", "vllm", "mlflow", "faiss", "transformers", "sentence_transformers", "bm25s", "peft")
+from tests.support.import_rules import ENGINES, HEAVY_STACK, repo_modules
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -23,9 +26,17 @@ def library_packages() -> list[str]:
     return sorted(names)
 
 
+def light_modules() -> list[str]:
+    """Every module of biorab and pipelines but the engine modules (built on a heavy library)."""
+    layers = ("biorab", "pipelines")
+    return sorted(m for m in repo_modules() if m.split(".")[0] in layers and m not in ENGINES)
+
+
 def test_every_package_is_found() -> None:
     found = library_packages()
     assert {"biorab.drugmech.prompts", "biorab.runner", "biorab.ral", "pipelines"} <= set(found)
+    assert {"biorab.retrieval.dense", "pipelines.ray_executor"} <= set(light_modules())
+    assert "biorab.generation.hf" not in light_modules()
 
 
 @pytest.mark.parametrize(
@@ -35,9 +46,12 @@ def test_every_package_is_found() -> None:
         "import biorab.registry, biorab.records, biorab.build, biorab.config_loading, biorab.cells",
         "import biorab.cli.main",
         "import " + ", ".join(library_packages()),
+        "import " + ", ".join(light_modules()),
     ],
+    ids=["biorab", "neutral-modules", "cli", "every-package", "every-module-but-engines"],
 )
 def test_light_import(statement: str) -> None:
-    code = f"{statement}\nimport sys\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    code = f"{statement}\nimport sys\nprint(','.join(m for m in {HEAVY_STACK!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == ""

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from biorab.drugmech.generate.stats import query_set_stats
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
-from biorab.drugmech.graph.stats import query_set_stats
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, Query, write_query_file
 from biorab.errors import ConfigError
 

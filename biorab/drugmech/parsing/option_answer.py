@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from biorab.drugmech.prompts.edit_link import editlink_options
 from biorab.drugmech.prompts.moa_text import OPTION_WRAP_WIDTH
-from biorab.drugmech.scoring.tfidf import TfidfMatcher
+from biorab.drugmech.tfidf import TfidfMatcher
 
 STRICT_ORIGINAL = "strict_original"
 ROBUST = "robust"

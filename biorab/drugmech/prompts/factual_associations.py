@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from biorab.drugmech.graph.moa import MoA, capitalize_words, display_name, type_name
-from biorab.drugmech.scoring.tfidf import TfidfMatcher
+from biorab.drugmech.tfidf import TfidfMatcher
 
 ANATOMY = "GrossAnatomicalStructure"
 PHENOTYPE = "PhenotypicFeature"

@@ -22,7 +22,7 @@ import networkx as nx
 
 from biorab.drugmech.graph.moa import NODE_NAME, NODE_TYPE, MoA, reduce_graph
 from biorab.drugmech.parsing.moa_answer import ParsedMoA
-from biorab.drugmech.scoring.tfidf import TfidfMatcher
+from biorab.drugmech.tfidf import TfidfMatcher
 
 MIN_NODE_SCORE = 0.5
 NODE_MATCHERS: tuple[str, ...] = ("tfidf", "rapidfuzz")

@@ -14,21 +14,22 @@ from biorab.cells import CellPlan
 from biorab.execution import CellRowsFn, ExecutionRequest, ProgressFn
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
-from biorab.ral import assemble_cells
+from biorab.ral import RALParts
 from biorab.ral.row_pipeline import RowPipeline
 from biorab.runner.execution.prefix_order import order_by_prefix
 from biorab.runner.plan.cell_slices import sampling_seeds
 from biorab.runner.store.shards import write_rows
 
 
-def execution_request(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan], config: ExperimentConfig,
-                      *, cells_dir: Path, attempt: str, progress: ProgressFn | None = None,
+def execution_request(rows: Sequence[dict[str, Any]], plans: Mapping[str, CellPlan],
+                      parts: Mapping[str, RALParts], config: ExperimentConfig, *, cells_dir: Path,
+                      attempt: str, progress: ProgressFn | None = None,
                       cell_rows: CellRowsFn | None = None) -> ExecutionRequest:
-    """The request for `rows` of the cells in `plans`: RAL parts assembled once per cell
-    (`biorab.ral.assemble_cells`), the cache's hit and generation stores, shards under `cells_dir`
-    stamped with `attempt`."""
+    """The request for `rows` of the cells in `plans`, with their RAL `parts` (assembled once per cell by
+    the runner, corpus methods included: `biorab.ral.assemble_cells`), the cache's hit and generation
+    stores, shards under `cells_dir` stamped with `attempt`."""
     hits, generations = default_store_paths(cache_dir())
-    pipeline = RowPipeline(dict(plans), assemble_cells(plans), hits, generations, config.backend.name,
+    pipeline = RowPipeline(dict(plans), dict(parts), hits, generations, config.backend.name,
                            dict(config.backend.params), config.sampling,
                            seeds=sampling_seeds(plans))  # DrugMech run r samples with seed + r
     return ExecutionRequest(rows, pipeline, config,

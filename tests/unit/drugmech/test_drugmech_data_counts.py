@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from biorab.drugmech.generate.stats import drugmechdb_stats, query_set_stats
 from biorab.drugmech.graph import drugmechdb as drugmechdb_module
 from biorab.drugmech.graph.cut_edges import cut_edges
 from biorab.drugmech.graph.drugmechdb import DrugMechDB, load_drugmechdb
 from biorab.drugmech.graph.simulator import is_simulatable, unsimulatable_reason
-from biorab.drugmech.graph.stats import drugmechdb_stats, query_set_stats
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 

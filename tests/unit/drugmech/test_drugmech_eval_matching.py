@@ -15,7 +15,7 @@ from biorab.drugmech.prompts.moa_text import moa_for_prompt
 from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
 from biorab.drugmech.scoring.correctness import addlink_reference
 from biorab.drugmech.scoring.graph_matching import match_graphs, normalize_name
-from biorab.drugmech.scoring.tfidf import TfidfMatcher
+from biorab.drugmech.tfidf import TfidfMatcher
 from tests.support.golden import GOLDEN
 
 # Reference: Tolazoline -> Alpha-1A -> DNA gyrase -> DNA replication -> S. pneumoniae -> pneumonia (6 nodes,

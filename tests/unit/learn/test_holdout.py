@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from biorab.corpora.text_identity import normalized_text
 from biorab.learn import TrainingSource, build_triplets
 from biorab.learn.encoder_eval import curve_scores
 from biorab.learn.holdout import CorpusHoldOut, index_part, split_corpus, unseen
 from biorab.learn.instruction_set import build_testbed, load_examples, retrieve_without_self
-from biorab.retrieval.own_text import normalized_text
 
 
 def source(data_dir: Path, **kw: object) -> TrainingSource:

@@ -74,3 +74,22 @@ def test_empty_ledger_and_label_space_mismatch_fail_before_training(data_dir: Pa
     src = source(data_dir, dataset="semclass")  # y/n labels under the ADE template's 1/0 label set
     with pytest.raises(DataError, match=r"labels \['n', 'y'\] outside the label set"):
         check_label_space(load_examples(src), get_template("ade_corpus_v2"), src)
+
+
+def test_a_training_set_reads_the_core_spec_and_builds_its_corpus_once(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import biorab.corpora
+    from biorab.ral import RetrievalSpec
+    from biorab.ral.testbeds import forget_testbeds
+
+    src = source(data_dir, testbed="counterfactual", rate=0.5, retriever_params={"k1": 1.2})
+    assert src.retrieval == RetrievalSpec(testbed="counterfactual", rate=0.5, retriever="bm25",
+                                          params={"k1": 1.2}, k=1, template="bm25")
+    real, built = biorab.corpora.build_corpus, []
+    monkeypatch.setattr(biorab.corpora, "build_corpus",
+                        lambda *a, **kw: built.append(a) or real(*a, **kw))
+    forget_testbeds()
+    instruction_set = build_instruction_set(src)
+    corpus, _ledger = build_testbed(src)  # the memo's: what the retriever indexed
+    assert instruction_set.corpus_digest == corpus.digest
+    assert built == [("counterfactual", "ade_corpus_v2")]

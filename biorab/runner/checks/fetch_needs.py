@@ -14,6 +14,7 @@ from pathlib import Path
 from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.paths import biorab_data_dir, drugmechcf_dir, drugmechdb_dir, fetched_data_dir
+from biorab.runner.checks.data_needs import missing_files, needed_datasets
 
 
 def _found(resolve: Callable[[], Path]) -> Path | None:
@@ -25,8 +26,6 @@ def _found(resolve: Callable[[], Path]) -> Path | None:
 
 def names_to_fetch(config: ExperimentConfig) -> list[str]:
     """The `biorab data fetch` names `config` needs and has no data for (empty: nothing to fetch)."""
-    from biorab.runner.checks.data_needs import missing_files, needed_datasets
-
     names: list[str] = []
     if config.datasets and not config.data_dir and not os.environ.get("BIORAB_DATA_DIR"):
         root = _found(biorab_data_dir)

@@ -11,7 +11,7 @@ import pytest
 from biorab.config_loading import load_config
 from biorab.experiment import ExperimentConfig
 from biorab.fetching import load_manifest
-from biorab.fetching.fetch_for_run import names_to_fetch
+from biorab.runner.checks.fetch_needs import names_to_fetch
 from tests.support.bare_machine import bare_machine as make_bare_machine
 
 REPO = Path(__file__).resolve().parents[3]
