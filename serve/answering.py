@@ -11,6 +11,7 @@ from biorab.generation.base import SamplingParams
 from biorab.ral import Answer, AnswerOptions, RALParts, Stores, assemble
 from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_NEGATIVE
+from serve.admission import Admission
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
 from serve.config import ServeConfig
 from serve.errors import ApiError
@@ -56,10 +57,14 @@ class Answerer:
     label space and sampling are per-call `AnswerOptions`."""
 
     def __init__(self, cfg: ServeConfig, parts: RALParts, retriever: Any, generator: Any, model_digest: str,
-                 store: GenerationStore | None = None) -> None:
+                 store: GenerationStore | None = None, *, admissions: dict[str, Admission] | None = None
+                 ) -> None:
         self.cfg = cfg
-        self.retriever = RetrieverClient(retriever) if cfg.retrieval.retrieves else None
-        self.ral = parts.ral(backend=GeneratorClient(generator, model_digest), sampling=cfg.sampling,
+        admissions = admissions or {}
+        self.retriever = (RetrieverClient(retriever, admissions.get("retriever")) if cfg.retrieval.retrieves
+                          else None)
+        self.ral = parts.ral(backend=GeneratorClient(generator, model_digest, admissions.get("generator")),
+                             sampling=cfg.sampling,
                              stores=Stores(generations=store), retriever=self.retriever,
                              backend_name=cfg.backend.name)
 

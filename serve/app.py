@@ -19,7 +19,7 @@ from biorab.errors import ConfigError
 from biorab.params import Params
 from serve.answering import serve_parts
 from serve.auth import ENV_VAR, digest, load_keys
-from serve.config import ServeConfig, load_serve_config
+from serve.config import DeploymentOptions, GeneratorOptions, ServeConfig, load_serve_config
 from serve.generator import Generator
 from serve.ingress import Ingress
 from serve.method_corpus import method_corpus
@@ -66,9 +66,9 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     parts = serve_parts(cfg, method_corpus(cfg))
     retriever = None
     if cfg.retrieval.retrieves:
-        retriever = _deployment(Retriever, d.retriever.ray_options()).bind(parts, cache_dir=cfg.cache.dir,
+        retriever = _deployment(Retriever, _behind_ingress(d.retriever)).bind(parts, cache_dir=cfg.cache.dir,
                                                                            hits=cfg.cache.hits)
-    generator = _deployment(Generator, d.generator.ray_options(cfg.tensor_parallel_size)).bind(
+    generator = _deployment(Generator, _behind_ingress(d.generator, cfg.tensor_parallel_size)).bind(
         cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
         cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,
         max_batch_size=d.generator.max_batch_size, batch_wait_timeout_s=d.generator.batch_wait_timeout_s)
@@ -77,6 +77,17 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), retriever,
                                                                generator, digests, control_dir, parts=parts)
     return app
+
+
+def _behind_ingress(options: DeploymentOptions, tensor_parallel_size: int = 1) -> dict[str, Any]:
+    """Options of a deployment the ingress calls: its bounded queue is the ingress's exact admission
+    (`serve.admission`), so Serve's own queue bound is that whole room (it then never refuses first: its
+    count also holds calls still being routed, which refused bursts at idle replicas)."""
+    opts = (options.ray_options(tensor_parallel_size) if isinstance(options, GeneratorOptions)
+            else options.ray_options())
+    limit = options.admission_limit
+    opts["max_queued_requests"] = -1 if limit is None else limit
+    return opts
 
 
 def _deployment(deployment: Any, options: dict[str, Any]) -> Any:

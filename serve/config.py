@@ -72,6 +72,18 @@ class DeploymentOptions(Params):
             opts["num_replicas"] = self.num_replicas
         return opts
 
+    @property
+    def admission_limit(self) -> int | None:
+        """The calls an ingress replica may have in flight to this deployment (`serve.admission`): all its
+        replicas' ``max_ongoing_requests`` (with autoscaling, at ``max_replicas``) plus
+        ``max_queued_requests`` (``None``: unbounded, ``max_queued_requests: -1``)."""
+        if self.max_queued_requests < 0:
+            return None
+        replicas = self.num_replicas
+        if self.autoscaling is not None:
+            replicas = int(self.autoscaling.get("max_replicas", self.autoscaling.get("min_replicas", 1)))
+        return replicas * self.max_ongoing_requests + self.max_queued_requests
+
 
 class GeneratorOptions(DeploymentOptions):
     """The generator deployment: also how requests are batched (`serve.batch`), and where a
@@ -170,8 +182,34 @@ class CacheConfig(Params):
     generations: bool = False
 
 
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class RALSpec(Params):
+    """One of several RALs behind one endpoint (``rals:`` of the serve config); a request's ``model``
+    picks it. What it leaves out comes from the config's top level.
+
+    Attributes:
+        name: the ``model`` id clients send (unique in the config).
+        adapter: a PEFT folder or MLflow model URI on the base model (``None``: the base model).
+        backend: the model (``None``: the top-level backend). RALs with the same backend block share one
+            generator deployment, i.e. one engine: their adapters are applied per request (vLLM's
+            ``LoRARequest``, PEFT adapter switching on transformers).
+        retrieval: the retrieval setting, its ``method`` included (``None``: the top-level one).
+        dataset / task / labels: as at the top level (``None``: the top-level ones).
+    """
+
+    name: str = Field(pattern=NAME_PATTERN)
+    adapter: str | None = None
+    backend: BackendSpec | None = None
+    retrieval: RetrievalSpec | None = None
+    dataset: str | None = None
+    task: str | None = None
+    labels: tuple[str, ...] | None = None
+
+
 class ServeConfig(Params):
-    """One served RAL.
+    """One served RAL, or several (`rals`) behind one endpoint.
 
     Attributes:
         name: the RAL's name: the ``model`` id of the OpenAI endpoints and the Serve application name.
@@ -185,9 +223,12 @@ class ServeConfig(Params):
             generator replica.
         mlflow_tracking_uri: the MLflow tracking/registry URI for `adapter` (``None``: MLflow's default,
             ``$MLFLOW_TRACKING_URI``).
+        rals: several named RALs behind this endpoint (`RALSpec`); empty: one RAL, named `name`.
+        max_loaded_adapters: with `rals`, the adapters an engine holds at once (PEFT: loaded adapters,
+            least recently used unloaded beyond it; vLLM: ``max_loras`` and ``max_cpu_loras``).
     """
 
-    name: str = Field(default="biorab-ral", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(default="biorab-ral", pattern=NAME_PATTERN)
     dataset: str
     task: str | None = None
     labels: tuple[str, ...] | None = None
@@ -205,6 +246,19 @@ class ServeConfig(Params):
     http: HttpConfig = HttpConfig()
     ray: RaySettings = RaySettings()
     deployments: Deployments = Deployments()
+    rals: tuple[RALSpec, ...] = ()
+    max_loaded_adapters: int = Field(default=4, ge=1)
+
+    def ral_configs(self) -> list[ServeConfig]:
+        """Each served RAL as a one-RAL config: the top level with the entry's own fields (no `rals`: the
+        config itself). The first is the default of requests that name no model (``/v1/ral``)."""
+        if not self.rals:
+            return [self]
+        out = []
+        for spec in self.rals:
+            own = {key: value for key, value in spec if value is not None or key == "adapter"}
+            out.append(self.model_copy(update={**own, "rals": ()}))
+        return out
 
     @property
     def base_model(self) -> str:
@@ -214,6 +268,15 @@ class ServeConfig(Params):
     def tensor_parallel_size(self) -> int:
         """GPUs per generator replica: a ``vllm`` backend's ``tensor_parallel_size``, else 1."""
         return int(self.backend.params.get("tensor_parallel_size", 1)) if self.backend.name == "vllm" else 1
+
+    @model_validator(mode="after")
+    def _unique_ral_names(self) -> ServeConfig:
+        names = [spec.name for spec in self.rals]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rals: names must be unique, got {names}")
+        if self.rals and self.adapter is not None:
+            raise ValueError("adapter: with rals, give each RAL its own adapter")
+        return self
 
     @model_validator(mode="after")
     def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfig:
@@ -242,7 +305,8 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
     elif backend is not None:
         data["backend"] = {"name": backend, "params": {}}
     cfg = validate_mapping(ServeConfig, data, path=path)
-    check_components(cfg, path)
+    for one in cfg.ral_configs():
+        check_components(one, path)
     return cfg
 
 

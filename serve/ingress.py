@@ -29,6 +29,7 @@ from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
 from biorab.caches import GenerationStore, default_store_paths
 from biorab.ral import Answer, RALParts
 from serve import answering
+from serve.admission import Admission, QueueFull, Refused
 from serve.answering import Answerer
 from serve.auth import KeyCheck
 from serve.clients import Timings
@@ -42,7 +43,15 @@ from serve.deadlines import (
     run_in_scope,
 )
 from serve.drain import DrainWatch
-from serve.errors import ApiError, deadline_passed, overloaded, stopping
+from serve.errors import (
+    ApiError,
+    backpressure,
+    client_gone,
+    deadline_passed,
+    queue_full,
+    stopping,
+    unavailable,
+)
 from serve.http import GUARD, Guard, install
 from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
@@ -54,6 +63,15 @@ T = TypeVar("T")
 
 api = FastAPI(title="BioRAB RAL", docs_url=None, redoc_url=None)
 install(api)
+
+
+def refusal(retry_after_s: float, e: Refused) -> ApiError:
+    """The 503 of a refused deployment call, by its path (`serve.admission.Refused.cause`)."""
+    if isinstance(e, QueueFull):
+        return queue_full(retry_after_s, e.deployment, e.in_flight, e.limit)
+    if e.cause == "unavailable":
+        return unavailable(retry_after_s, e.deployment)
+    return backpressure(retry_after_s, e.deployment, e.detail)
 
 
 @serve.deployment(name="ingress")
@@ -79,6 +97,9 @@ class Ingress:
         # The core is synchronous: one thread per request the replica may hold.
         self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
                                        thread_name_prefix="ral")
+        # The bounded queues of the deployments behind the ingress, counted exactly (`serve.admission`).
+        self.admissions = {"retriever": Admission("retriever", cfg.deployments.retriever.admission_limit),
+                           "generator": Admission("generator", cfg.deployments.generator.admission_limit)}
         self._answerer: Answerer | None = None
         self._first_call = asyncio.Lock()
         self.model_info: dict[str, Any] = {}
@@ -97,16 +118,16 @@ class Ingress:
         try:  # the model digest keys the generation cache: ask the generator once
             self.model_info = await self.generator.info.remote()
         except BackPressureError as e:
-            raise overloaded(retry, "model server") from e
+            raise backpressure(retry, "generator", e.message) from e
         except DeploymentUnavailableError as e:
-            raise overloaded(retry, "model server (starting)") from e
+            raise unavailable(retry, "generator") from e
         store = None
         if self.cfg.cache.generations:
             from biorab.paths import cache_dir
 
             store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
         return Answerer(self.cfg, self.parts, self.retriever, self.generator, self.model_info["model_digest"],
-                        store)
+                        store, admissions=self.admissions)
 
     def scope(self, request: Request) -> RequestScope:
         """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""
@@ -122,14 +143,12 @@ class Ingress:
         except asyncio.CancelledError:  # the client disconnected: the thread cancels its calls
             scope.cancelled.set()
             raise
-        except BackPressureError as e:  # a deployment behind the ingress has a full queue
-            raise overloaded(retry, "model server") from e
-        except DeploymentUnavailableError as e:
-            raise overloaded(retry, "model server (starting)") from e
+        except Refused as e:  # a deployment behind the ingress is full or down: say which, and why
+            raise refusal(retry, e) from e
         except DeadlineExceeded as e:  # queued work was dropped; the client may retry elsewhere/later
             raise deadline_passed(retry, scope) from e
         except RequestCancelled as e:  # the client is gone: nobody reads this answer
-            raise stopping(retry) from e
+            raise client_gone(retry) from e
 
     def drain(self) -> None:
         """Stop admitting requests (the middleware answers them 503 with Retry-After; /readyz says not
@@ -245,6 +264,11 @@ class Ingress:
 
     def _task(self) -> str | None:
         return self._answerer.task if self._answerer else None
+
+    def admission_stats(self) -> dict[str, dict[str, int | None]]:
+        """Calls in flight and refused per deployment behind this replica (tests and benches)."""
+        return {name: {"in_flight": a.in_flight, "refused": a.refused, "limit": a.limit}
+                for name, a in self.admissions.items()}
 
     def __del__(self) -> None:
         pool = getattr(self, "pool", None)
