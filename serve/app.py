@@ -9,6 +9,7 @@ index), ``generator`` (the backend, batched) and ``ingress`` (FastAPI, the RAL c
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import Field
@@ -60,23 +61,61 @@ def key_digests(cfg: ServeConfig) -> list[str] | None:
 
 
 def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | None = None) -> Application:
-    """Bind the three deployments with the options of `cfg.deployments`; `control_dir`: the folder through
-    which `biorab serve` drains the ingress on SIGTERM/Ctrl-C (`serve.drain`)."""
+    """Bind the deployments with the options of `cfg.deployments`: for each served RAL (`cfg.ral_configs`)
+    its retriever and generator, shared by RALs that would build the same one (same corpus and retrieval
+    setting; same backend block: one engine whose adapters are switched per call), and one ingress.
+    `control_dir`: the folder through which `biorab serve` drains the ingress on SIGTERM/Ctrl-C
+    (`serve.drain`). Deployment names: ``retriever``, ``generator`` for the first, ``-2``, ``-3``... after."""
     d = cfg.deployments
-    parts = serve_parts(cfg, method_corpus(cfg))
-    retriever = None
-    if cfg.retrieval.retrieves:
-        retriever = _deployment(Retriever, _behind_ingress(d.retriever)).bind(parts, cache_dir=cfg.cache.dir,
-                                                                           hits=cfg.cache.hits)
-    generator = _deployment(Generator, _behind_ingress(d.generator, cfg.tensor_parallel_size)).bind(
-        cfg.backend.model_dump(mode="json"), adapter=cfg.adapter, tracking_uri=cfg.mlflow_tracking_uri,
-        cache_dir=cfg.cache.dir, context_tokens=cfg.limits.context_tokens,
-        max_batch_size=d.generator.max_batch_size, batch_wait_timeout_s=d.generator.batch_wait_timeout_s)
+    several = bool(cfg.rals)
+    one_rals = cfg.ral_configs()
+    engines: dict[str, list[ServeConfig]] = {}
+    for one in one_rals:
+        engines.setdefault(_key(one.backend.model_dump(mode="json")), []).append(one)
+    generators: dict[str, tuple[str, Any]] = {}
+    for n, (key, group) in enumerate(engines.items()):
+        name = _numbered("generator", n)
+        # one RAL: its adapter is the replica's own (merged on transformers); several: switched per call
+        adapters = list(dict.fromkeys(one.adapter for one in group if one.adapter is not None and several))
+        first = group[0]
+        generators[key] = (name, _deployment(Generator, {
+            **_behind_ingress(d.generator, first.tensor_parallel_size), "name": name}).bind(
+            first.backend.model_dump(mode="json"), adapter=None if several else cfg.adapter,
+            adapters=adapters, max_loaded_adapters=cfg.max_loaded_adapters,
+            tracking_uri=cfg.mlflow_tracking_uri, cache_dir=cfg.cache.dir,
+            context_tokens=cfg.limits.context_tokens, max_batch_size=d.generator.max_batch_size,
+            batch_wait_timeout_s=d.generator.batch_wait_timeout_s))
+    retrievers: dict[str, tuple[str, Any]] = {}
+    rals: dict[str, dict[str, Any]] = {}
+    for one in one_rals:
+        parts = serve_parts(one, method_corpus(one))
+        retriever_name, retriever = None, None
+        if one.retrieval.retrieves:
+            key = _key([one.dataset, one.task, one.labels, one.data_dir, one.seed, one.parser,
+                        one.retrieval.model_dump(mode="json")])
+            if key not in retrievers:
+                name = _numbered("retriever", len(retrievers))
+                options = {**_behind_ingress(d.retriever), "name": name}
+                retrievers[key] = (name, _deployment(Retriever, options).bind(parts, cache_dir=cfg.cache.dir,
+                                                                              hits=cfg.cache.hits))
+            retriever_name, retriever = retrievers[key]
+        generator_name, generator = generators[_key(one.backend.model_dump(mode="json"))]
+        rals[one.name] = {"config": one.model_dump(mode="json"), "parts": parts, "retriever": retriever,
+                          "retriever_name": retriever_name, "generator": generator,
+                          "generator_name": generator_name, "adapter": one.adapter if several else None}
     ingress_opts = {**d.ingress.ray_options(),
                     "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}
-    app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), retriever,
-                                                               generator, digests, control_dir, parts=parts)
+    app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), rals, digests,
+                                                               control_dir)
     return app
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _numbered(name: str, n: int) -> str:
+    return name if n == 0 else f"{name}-{n + 1}"
 
 
 def _behind_ingress(options: DeploymentOptions, tensor_parallel_size: int = 1) -> dict[str, Any]:

@@ -90,8 +90,9 @@ class RetrieverClient:
 class GeneratorClient:
     """A `biorab.generation.base.Backend` whose generations come from the generator deployment."""
 
-    def __init__(self, handle: Any, model_digest: str, admission: Admission | None = None) -> None:
-        self.handle, self._digest = handle, model_digest
+    def __init__(self, handle: Any, model_digest: str, admission: Admission | None = None, *,
+                 adapter: str | None = None) -> None:
+        self.handle, self._digest, self.adapter = handle, model_digest, adapter
         self.admission = admission or Admission("generator", None)
 
     @property
@@ -102,7 +103,8 @@ class GeneratorClient:
         started = time.perf_counter()
         try:
             gens: list[Generation] = call(
-                self.admission, lambda: self.handle.generate.remote(list(prompts), params, ticket()))
+                self.admission,
+                lambda: self.handle.generate.remote(list(prompts), params, ticket(), self.adapter))
         finally:
             _record("generation", started)
         return gens

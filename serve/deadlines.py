@@ -99,12 +99,13 @@ class RequestScope:
 
 @dataclass
 class Ticket:
-    """One call's request id and deadline (``time.monotonic()`` of this replica), and whether its prompts
-    reached the backend."""
+    """One call's request id and deadline (``time.monotonic()`` of this replica), whether its prompts
+    reached the backend, and the adapter its RAL names (several RALs on one engine; `serve.adapters`)."""
 
     request_id: str = ""
     deadline: float | None = None
     started: bool = False
+    adapter: str | None = None
 
     @classmethod
     def of(cls, ticket: dict[str, Any] | None) -> Ticket:

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "components",
     "drugmech",
     "serve",
+    "replay",
     "tune",
     "sweep",
 )

@@ -77,7 +77,8 @@ def test_serve_gets_the_same_room_as_the_admission(monkeypatch: pytest.MonkeyPat
     assert generator.admission_limit == 8 * 1 + 4  # smoke.yaml: one replica of 8 ongoing + 4 queued
     assert cfg.deployments.retriever.admission_limit == 3 * 10 + 5  # autoscaling: at max_replicas
     ingress = compose(cfg, None)._bound_deployment
-    _config, retriever, gen, _digests, _control = ingress.init_args
+    (ral,) = ingress.init_args[1].values()
+    retriever, gen = ral["retriever"], ral["generator"]
     assert gen._bound_deployment._deployment_config.max_queued_requests == 12
     assert retriever._bound_deployment._deployment_config.max_queued_requests == 35
     assert ingress._deployment_config.max_queued_requests == 256  # the proxy's 429 bound is unchanged
