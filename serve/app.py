@@ -69,11 +69,8 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     d = cfg.deployments
     several = bool(cfg.rals)
     one_rals = cfg.ral_configs()
-    engines: dict[str, list[ServeConfig]] = {}
-    for one in one_rals:
-        engines.setdefault(_key(one.backend.model_dump(mode="json")), []).append(one)
     generators: dict[str, tuple[str, Any]] = {}
-    for n, (key, group) in enumerate(engines.items()):
+    for n, (key, group) in enumerate(_engines(one_rals).items()):
         name = _numbered("generator", n)
         # one RAL: its adapter is the replica's own (merged on transformers); several: switched per call
         adapters = list(dict.fromkeys(one.adapter for one in group if one.adapter is not None and several))
@@ -91,15 +88,14 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
         parts = serve_parts(one, method_corpus(one))
         retriever_name, retriever = None, None
         if one.retrieval.retrieves:
-            key = _key([one.dataset, one.task, one.labels, one.data_dir, one.seed, one.parser,
-                        one.retrieval.model_dump(mode="json")])
+            key = _retrieval_key(one)
             if key not in retrievers:
                 name = _numbered("retriever", len(retrievers))
                 options = {**_behind_ingress(d.retriever), "name": name}
                 retrievers[key] = (name, _deployment(Retriever, options).bind(parts, cache_dir=cfg.cache.dir,
                                                                               hits=cfg.cache.hits))
             retriever_name, retriever = retrievers[key]
-        generator_name, generator = generators[_key(one.backend.model_dump(mode="json"))]
+        generator_name, generator = generators[_key(one.backend.model_dump(mode="json"))]  # _engines' key
         rals[one.name] = {"config": one.model_dump(mode="json"), "parts": parts, "retriever": retriever,
                           "retriever_name": retriever_name, "generator": generator,
                           "generator_name": generator_name, "adapter": one.adapter if several else None}
@@ -108,6 +104,50 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), rals, digests,
                                                                control_dir)
     return app
+
+
+def ray_serve_config(cfg: ServeConfig, config_path: str, *, overrides: dict[str, Any] | None = None,
+                     proxy_location: str = "HeadOnly", runtime_env: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+    """The Ray Serve config file (`serve deploy`, a KubeRay RayService's ``serveConfigV2``) that runs
+    `cfg` (`config_path` with `overrides`, where the config lies on the cluster): the HTTP options and,
+    per deployment of `compose`, the options `cfg.deployments` gives it (replicas or autoscaling, queue
+    bounds, resources), so that an operator sees them where Ray reads them; the same `overrides` go to
+    `build_app`, so the ingress's admission bounds (`serve.admission`) agree with them. Validated by Ray's
+    own ``ray.serve.schema.ServeDeploySchema`` in the tests."""
+    d = cfg.deployments
+    one_rals = cfg.ral_configs()
+    deployments: list[dict[str, Any]] = [{
+        "name": "ingress", **d.ingress.ray_options(),
+        "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}]
+    retrievals = list(dict.fromkeys(_retrieval_key(one) for one in one_rals if one.retrieval.retrieves))
+    deployments += [{**_behind_ingress(d.retriever), "name": _numbered("retriever", n)}
+                     for n in range(len(retrievals))]
+    deployments += [{**_behind_ingress(d.generator, group[0].tensor_parallel_size),
+                     "name": _numbered("generator", n)}
+                    for n, group in enumerate(_engines(one_rals).values())]
+    args: dict[str, Any] = {"config": config_path, **({"overrides": overrides} if overrides else {})}
+    return {"proxy_location": proxy_location,
+            "http_options": {"host": cfg.http.host, "port": cfg.http.port,
+                             **({"request_timeout_s": cfg.http.request_timeout_s}
+                                if cfg.http.request_timeout_s is not None else {})},
+            "applications": [{"name": cfg.name, "route_prefix": "/", "import_path": "serve.app:build_app",
+                              "args": args, **({"runtime_env": runtime_env} if runtime_env else {}),
+                              "deployments": deployments}]}
+
+
+def _engines(one_rals: list[ServeConfig]) -> dict[str, list[ServeConfig]]:
+    """The RALs by backend block: each group shares one generator deployment (one engine)."""
+    engines: dict[str, list[ServeConfig]] = {}
+    for one in one_rals:
+        engines.setdefault(_key(one.backend.model_dump(mode="json")), []).append(one)
+    return engines
+
+
+def _retrieval_key(one: ServeConfig) -> str:
+    """What a retriever deployment is built from: RALs with the same key share one."""
+    return _key([one.dataset, one.task, one.labels, one.data_dir, one.seed, one.parser,
+                 one.retrieval.model_dump(mode="json")])
 
 
 def _key(value: Any) -> str:

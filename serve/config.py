@@ -30,13 +30,46 @@ FAKE_BACKEND: dict[str, Any] = {"name": "fake", "params": {"mode": "choice"}}
 REPLACED_BLOCKS = frozenset({"backend", "retrieval", "sampling"})
 
 
+class Autoscaling(Params):
+    """Ray Serve's ``autoscaling_config`` for one deployment (the keys a platform team sets; checked
+    again by Ray's own ``AutoscalingConfig``, so ``max_replicas < min_replicas`` is a config error here).
+
+    Attributes:
+        min_replicas / max_replicas: the replica range (``min_replicas: 0`` scales to zero when idle).
+        initial_replicas: replicas at deploy time (``None``: `min_replicas`).
+        target_ongoing_requests: ongoing requests per replica Serve scales towards.
+        upscale_delay_s / downscale_delay_s: how long the load must stay above / below target first.
+    """
+
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=1, ge=1)
+    initial_replicas: int | None = Field(default=None, ge=0)
+    target_ongoing_requests: float = Field(default=2.0, gt=0)
+    upscale_delay_s: float = Field(default=30.0, ge=0)
+    downscale_delay_s: float = Field(default=600.0, ge=0)
+
+    def ray_config(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+    @model_validator(mode="after")
+    def _ray_accepts_it(self) -> Autoscaling:
+        from ray.serve.config import AutoscalingConfig
+
+        try:
+            AutoscalingConfig.model_validate(self.ray_config())
+        except ValueError as e:  # pydantic's ValidationError: Ray's own rule, in its words
+            message = e.errors()[0]["msg"] if hasattr(e, "errors") else str(e)
+            raise ValueError(str(message).removeprefix("Value error, ")) from None
+        return self
+
+
 class DeploymentOptions(Params):
     """Ray Serve options of one deployment.
 
     Attributes:
         num_replicas: fixed replica count (ignored when `autoscaling` is given).
-        autoscaling: Ray Serve's ``autoscaling_config`` (min_replicas, max_replicas,
-            target_ongoing_requests...), passed through unchanged and validated by Ray.
+        autoscaling: Ray Serve's ``autoscaling_config`` (`Autoscaling`: min_replicas, max_replicas,
+            target_ongoing_requests...); replaces `num_replicas`.
         num_cpus / num_gpus: per replica; fractional CPUs so that three deployments fit on 2 cores.
         max_ongoing_requests: concurrent requests per replica.
         max_queued_requests: requests waiting for a replica; beyond it callers get 429/503 at once
@@ -48,7 +81,7 @@ class DeploymentOptions(Params):
     """
 
     num_replicas: int = Field(default=1, ge=1)
-    autoscaling: dict[str, Any] | None = None
+    autoscaling: Autoscaling | None = None
     num_cpus: float = Field(default=0.25, ge=0.0)
     num_gpus: float = Field(default=0.0, ge=0.0)
     max_ongoing_requests: int = Field(default=16, ge=1)
@@ -67,7 +100,7 @@ class DeploymentOptions(Params):
         if self.request_router is not None:
             opts["request_router_config"] = dict(self.request_router)
         if self.autoscaling is not None:
-            opts["autoscaling_config"] = dict(self.autoscaling)
+            opts["autoscaling_config"] = self.autoscaling.ray_config()
         else:
             opts["num_replicas"] = self.num_replicas
         return opts
@@ -81,7 +114,7 @@ class DeploymentOptions(Params):
             return None
         replicas = self.num_replicas
         if self.autoscaling is not None:
-            replicas = int(self.autoscaling.get("max_replicas", self.autoscaling.get("min_replicas", 1)))
+            replicas = self.autoscaling.max_replicas
         return replicas * self.max_ongoing_requests + self.max_queued_requests
 
 

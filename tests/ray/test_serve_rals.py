@@ -89,6 +89,7 @@ def test_each_ral_answers_by_model_with_its_adapter_on_one_engine(server: dict[s
     from biorab.generation import build_backend
     from biorab.generation.base import SamplingParams
     from biorab.records import Prompt
+    from biorab.tasks import get_template
 
     answers = {model: ral(server, model) for model in ("ral-a", "ral-b", "ral-base", "ral-a")}
     texts = {m: a["generation"]["text"] for m, a in answers.items()}
@@ -98,12 +99,13 @@ def test_each_ral_answers_by_model_with_its_adapter_on_one_engine(server: dict[s
     assert stats["loaded"] == [str(server["a"])]  # max_loaded_adapters: 1, the last one used
     assert stats["loads"] == 3  # a, b, then a again after b evicted it
     sampling = SamplingParams(**SAMPLING)
+    stops = get_template("ade_corpus_v2").stop  # what the served RALs' template stops at
     for model, adapter in (("ral-a", server["a"]), ("ral-b", server["b"]), ("ral-base", None)):
         params = {**BACKEND["params"], "merge_adapter": False,
                   **({"adapter_path": str(adapter)} if adapter else {})}
         backend = build_backend("transformers", params)
         try:
-            (direct,) = backend.generate([Prompt("d", answers[model]["prompt"])], sampling)
+            (direct,) = backend.generate([Prompt("d", answers[model]["prompt"], stops)], sampling)
         finally:
             backend.close()
         assert direct.text == texts[model], (model, direct.text, texts[model])
