@@ -218,6 +218,17 @@ class CacheConfig(Params):
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
+class TracingConfig(Params):
+    """MLflow traces of served answers (`serve.tracing`): off by default; when on, a `sample_rate`
+    fraction of answers is written into `experiment` at ``mlflow_tracking_uri`` (``None``:
+    ``$MLFLOW_TRACKING_URI``), with the RAL's name and adapter version as tags."""
+
+    enabled: bool = False
+    sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
+    experiment: str = "biorab-serve"
+    seed: int | None = None
+
+
 class RALSpec(Params):
     """One of several RALs behind one endpoint (``rals:`` of the serve config); a request's ``model``
     picks it. What it leaves out comes from the config's top level.
@@ -259,6 +270,7 @@ class ServeConfig(Params):
         rals: several named RALs behind this endpoint (`RALSpec`); empty: one RAL, named `name`.
         max_loaded_adapters: with `rals`, the adapters an engine holds at once (PEFT: loaded adapters,
             least recently used unloaded beyond it; vLLM: ``max_loras`` and ``max_cpu_loras``).
+        tracing: sampled MLflow traces of served answers (`TracingConfig`, off by default).
     """
 
     name: str = Field(default="biorab-ral", pattern=NAME_PATTERN)
@@ -281,6 +293,7 @@ class ServeConfig(Params):
     deployments: Deployments = Deployments()
     rals: tuple[RALSpec, ...] = ()
     max_loaded_adapters: int = Field(default=4, ge=1)
+    tracing: TracingConfig = TracingConfig()
 
     def ral_configs(self) -> list[ServeConfig]:
         """Each served RAL as a one-RAL config: the top level with the entry's own fields (no `rals`: the

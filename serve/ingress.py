@@ -58,6 +58,7 @@ from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
 from serve.schemas import ChatRequest, RALRequest, RetrieveRequest
 from serve.stores import thread_safe
+from serve.tracing import ServeTracer
 
 log = logging.getLogger("ray.serve")
 T = TypeVar("T")
@@ -128,6 +129,10 @@ class Ingress:
                                      ral["retriever"], ral["generator"], ral["adapter"],
                                      (to_retriever, to_generator))
         self.default = next(iter(self.rals.values()))
+        self.tracer: ServeTracer | None = None
+        if cfg.tracing.enabled:  # sampled traces into the configured MLflow experiment (serve.tracing)
+            t = cfg.tracing
+            self.tracer = ServeTracer(cfg.mlflow_tracking_uri, t.experiment, t.sample_rate, seed=t.seed)
         if control_dir is not None:  # `biorab serve` on its local Ray: SIGTERM/Ctrl-C drain (serve.drain)
             DrainWatch(control_dir, self.drain, self.guard.stats)
 
@@ -213,6 +218,9 @@ class Ingress:
         answer, timings = await self._in_thread(functools.partial(
             answerer.answer, example, k=k, labels=labels, sampling=sampling), scope)
         self.metrics.observe(answer, timings)
+        if self.tracer is not None:
+            self.tracer.submit(answer, example, name=ral.cfg.name, info=ral.model_info,
+                               request_id=scope.request_id)
         return answer, timings
 
     # -- probes ---------------------------------------------------------------------------------------
@@ -313,6 +321,13 @@ class Ingress:
                            "generation": round(timings.generation_s * 1000, 3),
                            "total": round((time.perf_counter() - started) * 1000, 3)},
         }
+
+    def trace_stats(self) -> dict[str, int]:
+        """Traces written and failed by this replica (tests read it); waits for pending writes."""
+        if self.tracer is None:
+            return {"written": 0, "failed": 0}
+        self.tracer.flush()
+        return {"written": self.tracer.written, "failed": self.tracer.failed}
 
     def admission_stats(self) -> dict[str, dict[str, int | None]]:
         """Calls in flight and refused per deployment behind this replica (tests and benches)."""

@@ -2,7 +2,8 @@
 SmolLM2): two tiny LoRA adapters made with peft on the base model and a third RAL on the bare base share
 ONE generator deployment (one engine, PEFT adapter switching, at most one adapter loaded at once); the
 request's ``model`` picks the RAL, ``/v1/models`` lists them with their adapters, and an unknown model is
-a 404 naming the choices. Each served answer equals the bare transformers backend's with that adapter
+a 404 naming the choices. Tracing is on (sample rate 1): each answer is an MLflow trace tagged with its
+RAL. Each served answer equals the bare transformers backend's with that adapter
 (unmerged) on the served prompt.
 """
 
@@ -45,6 +46,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         "name": "rals", "data_dir": str(staged_data()), "backend": BACKEND, "sampling": SAMPLING,
         "retrieval": {"testbed": "none"}, "cache": {"dir": str(tmp / "cache")}, "auth": {"enabled": False},
         "max_loaded_adapters": 1,
+        "mlflow_tracking_uri": f"sqlite:///{tmp / 'mlflow.db'}",
+        "tracing": {"enabled": True, "sample_rate": 1.0},
         "rals": [{"name": "ral-a", "adapter": str(lora_a), "retrieval": LABELED},
                  {"name": "ral-b", "adapter": str(lora_b)},
                  {"name": "ral-base"}],
@@ -58,7 +61,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         serve.start(http_options={"host": "127.0.0.1", "port": port})
         serve.run(compose(cfg, None), name=cfg.name, route_prefix="/")
         yield {"url": f"http://127.0.0.1:{port}", "a": lora_a, "b": lora_b,
-               "generator": serve.get_deployment_handle("generator", cfg.name)}
+               "generator": serve.get_deployment_handle("generator", cfg.name),
+               "ingress": serve.get_deployment_handle("ingress", cfg.name), "mlflow": cfg.mlflow_tracking_uri}
     finally:
         serve.shutdown()
         ray.shutdown()
@@ -123,3 +127,20 @@ def test_an_unknown_model_is_a_404_naming_the_choices(server: dict[str, Any]) ->
                                             "'ral-a', 'ral-b', 'ral-base'")
     r = requests.post(server["url"] + "/v1/ral", json={"model": "nope", "input": INPUT}, timeout=60)
     assert r.status_code == 404 and r.json()["error"]["param"] == "model"
+
+
+def test_served_answers_are_traced_into_the_configured_experiment(server: dict[str, Any]) -> None:
+    """tracing.sample_rate 1: every answer of the tests above is a trace tagged with its RAL."""
+    from mlflow import MlflowClient
+
+    stats = server["ingress"].trace_stats.remote().result()
+    assert stats["failed"] == 0 and stats["written"] >= 5
+    client = MlflowClient(tracking_uri=server["mlflow"])
+    experiment = client.get_experiment_by_name("biorab-serve")
+    traces = client.search_traces(experiment_ids=[experiment.experiment_id], max_results=100)
+    assert len(traces) == stats["written"]
+    assert {t.info.tags["biorab.ral"] for t in traces} == {"ral-a", "ral-b", "ral-base"}
+    tagged = {t.info.tags["biorab.ral"]: t.info.tags["biorab.adapter"] for t in traces}
+    assert tagged == {"ral-a": str(server["a"]), "ral-b": str(server["b"]), "ral-base": ""}
+    with_hits = [t for t in traces if t.info.tags["biorab.ral"] == "ral-a"][0]
+    assert {s.span_type for s in with_hits.data.spans} == {"CHAIN", "RETRIEVER", "LLM", "PARSER"}
