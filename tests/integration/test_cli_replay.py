@@ -12,13 +12,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.support.serving import free_port
+from tests.support.serving import free_port, wait_for_banner
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(900)]
@@ -28,23 +27,6 @@ KEY = "replay-key"
 def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "biorab.cli.main", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=600)
-
-
-def _wait_ready(proc: subprocess.Popen[str], timeout: float) -> str:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            if proc.poll() is not None:
-                break
-            continue
-        lines.append(line)
-        if line.startswith("Ctrl-C (or SIGTERM) stops the server."):
-            return "".join(lines)
-    proc.kill()
-    raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}")
 
 
 def test_replay_of_the_smoke_job_on_the_fake_backend_agrees_fully(tmp_path: Path, data_dir: Path) -> None:
@@ -72,7 +54,7 @@ def test_replay_of_the_smoke_job_on_the_fake_backend_agrees_fully(tmp_path: Path
                              str(port)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
-        _wait_ready(proc, timeout=600)
+        wait_for_banner(proc, timeout=600)
         out = _cli("replay", str(run_dir), "--endpoint", f"http://127.0.0.1:{port}", "--api-key", KEY,
                    env=env, cwd=tmp_path)
         one = _cli("replay", str(run_dir), "--endpoint", f"http://127.0.0.1:{port}", "--api-key", KEY,

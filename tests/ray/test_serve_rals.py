@@ -12,14 +12,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from tests.support.serving import free_port, staged_data
-from tests.support.tiny_causal_lm import build_tiny_lora
+from tests.support.serving import free_port, smollm2_loras, staged_data
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(900)]
 BACKEND = {"name": "transformers", "params": {"model": "smollm2", "dtype": "float32", "num_threads": 1,
@@ -34,14 +32,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     import ray
     from ray import serve
 
-    from biorab.generation.model_source import resolve_model
     from serve.app import compose
     from serve.config import load_serve_config
 
     tmp = tmp_path_factory.mktemp("rals")
-    base = Path(resolve_model("smollm2").location)
-    lora_a = build_tiny_lora(base, tmp / "lora-a", seed=1)
-    lora_b = build_tiny_lora(base, tmp / "lora-b", seed=2)
+    lora_a, lora_b = smollm2_loras(tmp)
     cfg = load_serve_config(overrides={
         "name": "rals", "data_dir": str(staged_data()), "backend": BACKEND, "sampling": SAMPLING,
         "retrieval": {"testbed": "none"}, "cache": {"dir": str(tmp / "cache")}, "auth": {"enabled": False},

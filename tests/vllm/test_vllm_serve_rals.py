@@ -9,14 +9,12 @@ log-probs), and free text shows each adapter's effect."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from tests.support.serving import free_port, staged_data
-from tests.support.tiny_causal_lm import build_tiny_lora
+from tests.support.serving import free_port, smollm2_loras, staged_data
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(900)]
@@ -30,14 +28,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     import ray
     from ray import serve
 
-    from biorab.generation.model_source import resolve_model
     from serve.app import compose
     from serve.config import load_serve_config
 
     tmp = tmp_path_factory.mktemp("vrals")
-    base = Path(resolve_model("smollm2").location)
-    lora_a = build_tiny_lora(base, tmp / "lora-a", seed=1)
-    lora_b = build_tiny_lora(base, tmp / "lora-b", seed=2)
+    lora_a, lora_b = smollm2_loras(tmp)
     cfg = load_serve_config(overrides={
         "name": "vrals", "data_dir": str(staged_data()), "backend": {"name": "vllm", "params": ENGINE},
         "sampling": {"max_tokens": 6, "temperature": 0.0, "seed": 0, "constrained": False},
