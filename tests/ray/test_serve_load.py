@@ -102,7 +102,8 @@ def test_a_full_generator_queue_gets_503_with_retry_after_at_once(apps: dict[str
     assert all(r.headers.get("Retry-After") == "2" for r in rejected), \
         [r.text[:120] for r in rejected if r.headers.get("Retry-After") != "2"]
     assert all(r.json()["error"]["type"] == "overloaded_error" for r in rejected)
-    assert all(r.headers.get("X-BioRAB-Refusal") == "queue-full" for r in rejected), [r.text for r in rejected]
+    assert all(r.headers.get("X-BioRAB-Refusal") == "queue-full" for r in rejected), \
+        [r.text for r in rejected]
     assert all(r.json()["error"]["message"] == "the generator queue is full (4 calls in flight, limit 4); "
                "retry later" for r in rejected)
     assert elapsed < REQUEST_TIMEOUT_S  # refused at once, not after a timeout
@@ -113,8 +114,9 @@ def test_bursts_that_fit_the_generators_room_are_all_answered(apps: dict[str, An
     generator together, got 503 from Serve's router (it counted calls still being routed as queued). The
     ingress's exact admission answers every one."""
     for burst in range(10):
+        texts = [f"burst {burst} request {i}" for i in range(4)]
         with ThreadPoolExecutor(4) as pool:
-            responses = list(pool.map(lambda i: ral(apps, "fast", f"burst {burst} request {i}"), range(4)))
+            responses = list(pool.map(lambda text: ral(apps, "fast", text), texts))
         assert [r.status_code for r in responses] == [200] * 4, (burst, [r.text[:200] for r in responses])
 
 
