@@ -165,8 +165,10 @@ class Ingress:
         try:  # the model digest keys the generation cache: ask the generator once
             ral.model_info = await ral.generator.info.remote(ral.adapter)
         except BackPressureError as e:
+            self.metrics.refused("serve-backpressure", "generator")
             raise backpressure(retry, "generator", e.message) from e
         except DeploymentUnavailableError as e:
+            self.metrics.refused("unavailable", "generator")
             raise unavailable(retry, "generator") from e
         store = None
         if self.cfg.cache.generations:
@@ -191,10 +193,13 @@ class Ingress:
             scope.cancelled.set()
             raise
         except Refused as e:  # a deployment behind the ingress is full or down: say which, and why
+            self.metrics.refused(e.cause, e.deployment)
             raise refusal(retry, e) from e
         except DeadlineExceeded as e:  # queued work was dropped; the client may retry elsewhere/later
+            self.metrics.refused("deadline", "")
             raise deadline_passed(retry, scope) from e
         except RequestCancelled as e:  # the client is gone: nobody reads this answer
+            self.metrics.refused("cancelled", "")
             raise client_gone(retry) from e
 
     def drain(self) -> None:

@@ -174,12 +174,16 @@ def test_a_client_that_disconnects_has_its_queued_work_dropped(apps: dict[str, A
     assert drops("slow").get("cancelled/queued", 0) == before + 1
 
 
-def test_dropped_work_is_counted_in_metrics(apps: dict[str, Any]) -> None:
-    pattern = re.compile(r'ray_biorab_dropped_total\{[^}]*reason="cancelled"[^}]*stage="queued"[^}]*\} (\d+)')
-    deadline, found = time.monotonic() + 90, None
+def test_dropped_work_and_refusals_are_counted_in_metrics(apps: dict[str, Any]) -> None:
+    dropped = re.compile(r'ray_biorab_dropped_total\{[^}]*reason="cancelled"[^}]*stage="queued"[^}]*\} (\d+)')
+    refused = re.compile(r'ray_biorab_refusals_total\{[^}]*cause="queue-full"[^}]*target="generator"'
+                         r'[^}]*\} (\d+)')
+    deadline, found, full = time.monotonic() + 90, None, None
     while time.monotonic() < deadline:
-        found = pattern.search(requests.get(apps["metrics"] + "/metrics", timeout=10).text)
-        if found:
+        text = requests.get(apps["metrics"] + "/metrics", timeout=10).text
+        found, full = dropped.search(text), refused.search(text)
+        if found and full:
             break
         time.sleep(3)
     assert found is not None and int(float(found.group(1))) >= 1
+    assert full is not None and int(float(full.group(1))) >= 1  # the first test's refusals
