@@ -13,6 +13,7 @@ from biorab.paths import cache_dir
 from biorab.ral import Answer, AnswerOptions, MethodCorpora, RALParts, Stores, assemble
 from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_NEGATIVE, get_task
+from serve.admission import Admission
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
 from serve.config import ServeConfig
 from serve.errors import ApiError
@@ -63,15 +64,20 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
 
 
 class Answerer:
-    """The replica's one RAL, built from the app's parts (`serve_parts`: the very function `biorab run`
-    cells are assembled by), with the deployments' clients as its retriever and backend; a request's k,
-    label space and sampling are per-call `AnswerOptions`."""
+    """One served RAL of the replica, built from the app's parts (`serve_parts`: the very function `biorab
+    run` cells are assembled by), with the deployments' clients as its retriever and backend; a request's
+    k, label space and sampling are per-call `AnswerOptions`. `admissions`: the bounded queues of its
+    retriever and generator deployments; `adapter`: the adapter its generator switches to for its calls
+    (several RALs on one engine)."""
 
     def __init__(self, cfg: ServeConfig, parts: RALParts, retriever: Any, generator: Any, model_digest: str,
-                 store: GenerationStore | None = None) -> None:
+                 store: GenerationStore | None = None, *,
+                 admissions: tuple[Admission, Admission] | None = None, adapter: str | None = None) -> None:
         self.cfg = cfg
-        self.retriever = RetrieverClient(retriever) if cfg.retrieval.retrieves else None
-        self.ral = parts.ral(backend=GeneratorClient(generator, model_digest), sampling=cfg.sampling,
+        to_retriever, to_generator = admissions or (None, None)
+        self.retriever = RetrieverClient(retriever, to_retriever) if cfg.retrieval.retrieves else None
+        self.ral = parts.ral(backend=GeneratorClient(generator, model_digest, to_generator, adapter=adapter),
+                             sampling=cfg.sampling,
                              stores=Stores(generations=store), retriever=self.retriever,
                              backend_name=cfg.backend.name)
 

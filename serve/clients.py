@@ -11,7 +11,7 @@ calling thread serves (`request_timings`, a context variable: one per worker thr
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ from typing import Any
 from biorab.generation.base import SamplingParams
 from biorab.ral import RetrievedHits
 from biorab.records import Generation, Prompt
+from serve.admission import Admission, Refused
 from serve.deadlines import ticket, wait_for
 
 
@@ -56,16 +57,31 @@ def _record(what: str, started: float) -> None:
         timings.add(what, time.perf_counter() - started)
 
 
+def call(admission: Admission, send: Callable[[], Any]) -> Any:
+    """`send()`'s response, waited for in the request's scope, holding a slot of `admission`; Serve's
+    refusals become `Refused` naming the deployment and the path."""
+    from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
+
+    with admission.slot():
+        try:
+            return wait_for(send())
+        except BackPressureError as e:
+            raise Refused(admission.deployment, "serve-backpressure", e.message) from e
+        except DeploymentUnavailableError as e:
+            raise Refused(admission.deployment, "unavailable", e.message) from e
+
+
 class RetrieverClient:
     """`CachedRetriever.search` over the retriever deployment (`k`: the request's, else the entry's)."""
 
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
+    def __init__(self, handle: Any, admission: Admission | None = None) -> None:
+        self.handle, self.admission = handle, admission or Admission("retriever", None)
 
     def search(self, queries: Mapping[str, str], k: int | None = None) -> dict[str, RetrievedHits]:
         started = time.perf_counter()
         try:
-            found: dict[str, RetrievedHits] = wait_for(self.handle.search.remote(dict(queries), k))
+            found: dict[str, RetrievedHits] = call(self.admission,
+                                                   lambda: self.handle.search.remote(dict(queries), k))
         finally:
             _record("retrieval", started)
         return found
@@ -74,8 +90,10 @@ class RetrieverClient:
 class GeneratorClient:
     """A `biorab.generation.base.Backend` whose generations come from the generator deployment."""
 
-    def __init__(self, handle: Any, model_digest: str) -> None:
-        self.handle, self._digest = handle, model_digest
+    def __init__(self, handle: Any, model_digest: str, admission: Admission | None = None, *,
+                 adapter: str | None = None) -> None:
+        self.handle, self._digest, self.adapter = handle, model_digest, adapter
+        self.admission = admission or Admission("generator", None)
 
     @property
     def model_digest(self) -> str:
@@ -84,7 +102,9 @@ class GeneratorClient:
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         started = time.perf_counter()
         try:
-            gens: list[Generation] = wait_for(self.handle.generate.remote(list(prompts), params, ticket()))
+            gens: list[Generation] = call(
+                self.admission,
+                lambda: self.handle.generate.remote(list(prompts), params, ticket(), self.adapter))
         finally:
             _record("generation", started)
         return gens

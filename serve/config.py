@@ -32,13 +32,46 @@ FAKE_BACKEND: dict[str, Any] = {"name": "fake", "params": {"mode": "choice"}}
 REPLACED_BLOCKS = frozenset({"backend", "retrieval", "sampling"})
 
 
+class Autoscaling(Params):
+    """Ray Serve's ``autoscaling_config`` for one deployment (the keys a platform team sets; checked
+    again by Ray's own ``AutoscalingConfig``, so ``max_replicas < min_replicas`` is a config error here).
+
+    Attributes:
+        min_replicas / max_replicas: the replica range (``min_replicas: 0`` scales to zero when idle).
+        initial_replicas: replicas at deploy time (``None``: `min_replicas`).
+        target_ongoing_requests: ongoing requests per replica Serve scales towards.
+        upscale_delay_s / downscale_delay_s: how long the load must stay above / below target first.
+    """
+
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=1, ge=1)
+    initial_replicas: int | None = Field(default=None, ge=0)
+    target_ongoing_requests: float = Field(default=2.0, gt=0)
+    upscale_delay_s: float = Field(default=30.0, ge=0)
+    downscale_delay_s: float = Field(default=600.0, ge=0)
+
+    def ray_config(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+    @model_validator(mode="after")
+    def _ray_accepts_it(self) -> Autoscaling:
+        from ray.serve.config import AutoscalingConfig
+
+        try:
+            AutoscalingConfig.model_validate(self.ray_config())
+        except ValueError as e:  # pydantic's ValidationError: Ray's own rule, in its words
+            message = e.errors()[0]["msg"] if hasattr(e, "errors") else str(e)
+            raise ValueError(str(message).removeprefix("Value error, ")) from None
+        return self
+
+
 class DeploymentOptions(Params):
     """Ray Serve options of one deployment.
 
     Attributes:
         num_replicas: fixed replica count (ignored when `autoscaling` is given).
-        autoscaling: Ray Serve's ``autoscaling_config`` (min_replicas, max_replicas,
-            target_ongoing_requests...), passed through unchanged and validated by Ray.
+        autoscaling: Ray Serve's ``autoscaling_config`` (`Autoscaling`: min_replicas, max_replicas,
+            target_ongoing_requests...); replaces `num_replicas`.
         num_cpus / num_gpus: per replica; fractional CPUs so that three deployments fit on 2 cores.
         max_ongoing_requests: concurrent requests per replica.
         max_queued_requests: requests waiting for a replica; beyond it callers get 429/503 at once
@@ -50,7 +83,7 @@ class DeploymentOptions(Params):
     """
 
     num_replicas: int = Field(default=1, ge=1)
-    autoscaling: dict[str, Any] | None = None
+    autoscaling: Autoscaling | None = None
     num_cpus: float = Field(default=0.25, ge=0.0)
     num_gpus: float = Field(default=0.0, ge=0.0)
     max_ongoing_requests: int = Field(default=16, ge=1)
@@ -69,10 +102,22 @@ class DeploymentOptions(Params):
         if self.request_router is not None:
             opts["request_router_config"] = dict(self.request_router)
         if self.autoscaling is not None:
-            opts["autoscaling_config"] = dict(self.autoscaling)
+            opts["autoscaling_config"] = self.autoscaling.ray_config()
         else:
             opts["num_replicas"] = self.num_replicas
         return opts
+
+    @property
+    def admission_limit(self) -> int | None:
+        """The calls an ingress replica may have in flight to this deployment (`serve.admission`): all its
+        replicas' ``max_ongoing_requests`` (with autoscaling, at ``max_replicas``) plus
+        ``max_queued_requests`` (``None``: unbounded, ``max_queued_requests: -1``)."""
+        if self.max_queued_requests < 0:
+            return None
+        replicas = self.num_replicas
+        if self.autoscaling is not None:
+            replicas = self.autoscaling.max_replicas
+        return replicas * self.max_ongoing_requests + self.max_queued_requests
 
 
 class GeneratorOptions(DeploymentOptions):
@@ -172,8 +217,45 @@ class CacheConfig(Params):
     generations: bool = False
 
 
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class TracingConfig(Params):
+    """MLflow traces of served answers (`serve.tracing`): off by default; when on, a `sample_rate`
+    fraction of answers is written into `experiment` at ``mlflow_tracking_uri`` (``None``:
+    ``$MLFLOW_TRACKING_URI``), with the RAL's name and adapter version as tags."""
+
+    enabled: bool = False
+    sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
+    experiment: str = "biorab-serve"
+    seed: int | None = None
+
+
+class RALSpec(Params):
+    """One of several RALs behind one endpoint (``rals:`` of the serve config); a request's ``model``
+    picks it. What it leaves out comes from the config's top level.
+
+    Attributes:
+        name: the ``model`` id clients send (unique in the config).
+        adapter: a PEFT folder or MLflow model URI on the base model (``None``: the base model).
+        backend: the model (``None``: the top-level backend). RALs with the same backend block share one
+            generator deployment, i.e. one engine: their adapters are applied per request (vLLM's
+            ``LoRARequest``, PEFT adapter switching on transformers).
+        retrieval: the retrieval setting, its ``method`` included (``None``: the top-level one).
+        dataset / task / labels: as at the top level (``None``: the top-level ones).
+    """
+
+    name: str = Field(pattern=NAME_PATTERN)
+    adapter: str | None = None
+    backend: BackendSpec | None = None
+    retrieval: RetrievalSpec | None = None
+    dataset: str | None = None
+    task: str | None = None
+    labels: tuple[str, ...] | None = None
+
+
 class ServeConfig(Params):
-    """One served RAL.
+    """One served RAL, or several (`rals`) behind one endpoint.
 
     Attributes:
         name: the RAL's name: the ``model`` id of the OpenAI endpoints and the Serve application name.
@@ -187,9 +269,13 @@ class ServeConfig(Params):
             generator replica.
         mlflow_tracking_uri: the MLflow tracking/registry URI for `adapter` (``None``: MLflow's default,
             ``$MLFLOW_TRACKING_URI``).
+        rals: several named RALs behind this endpoint (`RALSpec`); empty: one RAL, named `name`.
+        max_loaded_adapters: with `rals`, the adapters an engine holds at once (PEFT: loaded adapters,
+            least recently used unloaded beyond it; vLLM: ``max_loras`` and ``max_cpu_loras``).
+        tracing: sampled MLflow traces of served answers (`TracingConfig`, off by default).
     """
 
-    name: str = Field(default="biorab-ral", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(default="biorab-ral", pattern=NAME_PATTERN)
     dataset: str
     task: str | None = None
     labels: tuple[str, ...] | None = None
@@ -207,6 +293,20 @@ class ServeConfig(Params):
     http: HttpConfig = HttpConfig()
     ray: RaySettings = RaySettings()
     deployments: Deployments = Deployments()
+    rals: tuple[RALSpec, ...] = ()
+    max_loaded_adapters: int = Field(default=4, ge=1)
+    tracing: TracingConfig = TracingConfig()
+
+    def ral_configs(self) -> list[ServeConfig]:
+        """Each served RAL as a one-RAL config: the top level with the entry's own fields (no `rals`: the
+        config itself). The first is the default of requests that name no model (``/v1/ral``)."""
+        if not self.rals:
+            return [self]
+        out = []
+        for spec in self.rals:
+            own = {key: value for key, value in spec if value is not None or key == "adapter"}
+            out.append(self.model_copy(update={**own, "rals": ()}))
+        return out
 
     @property
     def base_model(self) -> str:
@@ -222,6 +322,15 @@ class ServeConfig(Params):
         if self.backend.name not in BACKENDS or not capabilities_of(self.backend.name).tensor_parallel:
             return 1
         return int(self.backend.params.get("tensor_parallel_size", 1))
+
+    @model_validator(mode="after")
+    def _unique_ral_names(self) -> ServeConfig:
+        names = [spec.name for spec in self.rals]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rals: names must be unique, got {names}")
+        if self.rals and self.adapter is not None:
+            raise ValueError("adapter: with rals, give each RAL its own adapter")
+        return self
 
     @model_validator(mode="after")
     def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfig:
@@ -250,7 +359,8 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
     elif backend is not None:
         data["backend"] = {"name": backend, "params": {}}
     cfg = validate_mapping(ServeConfig, data, path=path)
-    check_components(cfg, path)
+    for one in cfg.ral_configs():
+        check_components(one, path)
     return cfg
 
 

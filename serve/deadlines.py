@@ -60,15 +60,17 @@ def budget_s(request_timeout_s: float | None, client_s: float | None, margin_s: 
 
 @dataclass
 class RequestScope:
-    """One request's id, deadline (``time.monotonic()``; ``None``: none) and cancel flag."""
+    """One request's id, deadline (``time.monotonic()``; ``None``: none), the seconds it was given, and
+    cancel flag."""
 
     request_id: str
     deadline: float | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
+    seconds: float | None = None
 
     @classmethod
     def starting_now(cls, request_id: str, seconds: float | None) -> RequestScope:
-        return cls(request_id, None if seconds is None else time.monotonic() + seconds)
+        return cls(request_id, None if seconds is None else time.monotonic() + seconds, seconds=seconds)
 
     def remaining_s(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -97,12 +99,13 @@ class RequestScope:
 
 @dataclass
 class Ticket:
-    """One call's request id and deadline (``time.monotonic()`` of this replica), and whether its prompts
-    reached the backend."""
+    """One call's request id and deadline (``time.monotonic()`` of this replica), whether its prompts
+    reached the backend, and the adapter its RAL names (several RALs on one engine; `serve.adapters`)."""
 
     request_id: str = ""
     deadline: float | None = None
     started: bool = False
+    adapter: str | None = None
 
     @classmethod
     def of(cls, ticket: dict[str, Any] | None) -> Ticket:

@@ -41,23 +41,52 @@ def too_large(size: int, limit: int) -> ApiError:
     return ApiError(413, f"request body of {size} bytes exceeds the limit of {limit} bytes")
 
 
-def overloaded(retry_after_s: float, what: str) -> ApiError:
-    return ApiError(503, f"the {what} is at capacity; retry later", type="overloaded_error",
-                    headers={"Retry-After": _seconds(retry_after_s)})
+#: Header naming why a 503 was sent, one cause per path, so that a client, a bench or a test can tell
+#: them apart (the message says it in words).
+REFUSAL_HEADER = "X-BioRAB-Refusal"
+
+
+def _refusal(message: str, cause: str, retry_after_s: float, **headers: str) -> ApiError:
+    return ApiError(503, message, type="overloaded_error",
+                    headers={"Retry-After": _seconds(retry_after_s), REFUSAL_HEADER: cause, **headers})
+
+
+def queue_full(retry_after_s: float, deployment: str, in_flight: int, limit: int) -> ApiError:
+    """503 at once: this ingress replica already has the deployment's whole room in flight
+    (`serve.admission`)."""
+    return _refusal(f"the {deployment} queue is full ({in_flight} calls in flight, limit {limit}); "
+                    "retry later", "queue-full", retry_after_s)
+
+
+def backpressure(retry_after_s: float, deployment: str, detail: str) -> ApiError:
+    """503 at once: Serve's own router refused a call to `deployment` (its ``max_queued_requests``)."""
+    return _refusal(f"the {deployment} deployment refused the call (Serve backpressure: {detail}); retry "
+                    "later", "serve-backpressure", retry_after_s)
+
+
+def unavailable(retry_after_s: float, deployment: str) -> ApiError:
+    """503: Serve says `deployment` failed to deploy (an operator has to look at its replica log)."""
+    return _refusal(f"the {deployment} deployment is unavailable (it failed to deploy); retry later",
+                    "unavailable", retry_after_s)
 
 
 def deadline_passed(retry_after_s: float, scope: Any) -> ApiError:
     """503: the request's deadline (the server's, or the client's own timeout) passed before the model
     answered; its queued work was dropped."""
-    return ApiError(503, f"not answered within this request's deadline; the model server is at capacity "
-                         f"(request {scope.request_id}); retry later", type="overloaded_error",
-                    headers={"Retry-After": _seconds(retry_after_s)})
+    given = "" if scope.seconds is None else f" of {scope.seconds:.1f} s"
+    return _refusal(f"not answered within this request's deadline{given} (request {scope.request_id}); "
+                    "its queued work was dropped; retry later", "deadline", retry_after_s)
+
+
+def client_gone(retry_after_s: float) -> ApiError:
+    """503 for a request whose client went away (nobody reads it; its calls were cancelled)."""
+    return _refusal("the request was cancelled (the client disconnected)", "cancelled", retry_after_s)
 
 
 def stopping(retry_after_s: float) -> ApiError:
     """503 while the server drains before it stops."""
-    return ApiError(503, "the server is stopping; retry on another replica or later", type="overloaded_error",
-                    headers={"Retry-After": _seconds(retry_after_s), "Connection": "close"})
+    return _refusal("the server is stopping; retry on another replica or later", "stopping", retry_after_s,
+                    Connection="close")
 
 
 def _seconds(s: float) -> str:

@@ -74,27 +74,45 @@ def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Gen
 class Generator:
     """Args:
         backend: ``{"name": ..., "params": {...}}`` (a run config's backend block).
-        adapter: a PEFT folder or MLflow model URI (resolved here, lazily, by `serve.adapter`).
+        adapter: a PEFT folder or MLflow model URI (resolved here, lazily, by `serve.adapter`), applied to
+            every call (merged into the weights on transformers).
+        adapters: several adapters on this one engine, one per call (``generate(..., adapter=uri)``; the
+            RALs of a config's ``rals:`` on this base model; `serve.adapters`), at most
+            `max_loaded_adapters` loaded at once.
         context_tokens: the context limit to enforce (``None``: the backend's ``context_length``).
         max_batch_size / batch_wait_timeout_s: `serve.batch` settings.
     """
 
     def __init__(self, backend: dict[str, Any], *, adapter: str | None = None,
+                 adapters: Sequence[str] = (), max_loaded_adapters: int = 4,
                  tracking_uri: str | None = None,
                  cache_dir: str | None = None, context_tokens: int | None = None, max_batch_size: int = 8,
                  batch_wait_timeout_s: float = 0.02) -> None:
+        from serve.adapter import ResolvedAdapter, resolve_adapter
+
         params = dict(backend.get("params") or {})
         self.adapter_uri, self.adapter_path, self.adapter_version = adapter, None, None
         if adapter is not None:
-            from serve.adapter import resolve_adapter
-
             resolved = resolve_adapter(adapter, tracking_uri=tracking_uri, cache_dir=cache_dir)
             self.adapter_path, self.adapter_version = resolved.path, resolved.version
             params["adapter_path"] = resolved.path
             log.info("adapter %s resolved to %s", adapter, resolved.path)
+        #: The adapters switched per call (several RALs on this engine), by URI.
+        self.adapters: dict[str, ResolvedAdapter] = {
+            uri: resolve_adapter(uri, tracking_uri=tracking_uri, cache_dir=cache_dir) for uri in adapters}
         self.backend_name = backend["name"]
         self.base_model = str(params.get("model", "default"))
+        if self.adapters and self.backend_name == "vllm":
+            from serve.adapters import vllm_params
+
+            params = vllm_params(params, self.adapters, max_loaded_adapters)
         self.backend = serving_backend(self.backend_name, params)
+        self.switch: Any = None
+        if self.adapters:
+            from serve.adapters import LoRAAdapters, PeftAdapters
+
+            self.switch = (LoRAAdapters(self.backend, self.adapters) if self.backend_name == "vllm"
+                           else PeftAdapters(self.backend, self.adapters, max_loaded_adapters))
         #: An engine with its own continuous batching (vLLM's async engine): no `serve.batch` window.
         self.continuous = hasattr(self.backend, "agenerate")
         self.context_tokens = context_tokens or getattr(self.backend, "context_length", None)
@@ -108,11 +126,23 @@ class Generator:
         self.dropped: dict[str, int] = {}
         self._aborts: set[asyncio.Future[Any]] = set()  # running abort calls (kept from the GC)
 
-    def info(self) -> dict[str, Any]:
-        """What `/v1/models` shows and what keys the ingress's generation cache."""
-        return {"backend": self.backend_name, "base_model": self.base_model, "adapter": self.adapter_uri,
-                "adapter_version": self.adapter_version, "model_digest": self.backend.model_digest,
+    def info(self, adapter: str | None = None) -> dict[str, Any]:
+        """What `/v1/models` shows and what keys the ingress's generation cache; `adapter`: one of the
+        adapters switched per call (else the replica's own)."""
+        if self.switch is None:
+            return {"backend": self.backend_name, "base_model": self.base_model, "adapter": self.adapter_uri,
+                    "adapter_version": self.adapter_version, "model_digest": self.backend.model_digest,
+                    "context_tokens": self.context_tokens}
+        version = self.adapters[adapter].version if adapter is not None else None
+        return {"backend": self.backend_name, "base_model": self.base_model, "adapter": adapter,
+                "adapter_version": version, "model_digest": self.switch.digest(adapter),
                 "context_tokens": self.context_tokens}
+
+    def adapter_stats(self) -> dict[str, Any]:
+        """Adapters this engine switches and how many are loaded now (tests read it)."""
+        loaded = getattr(self.switch, "loaded", None)
+        return {"adapters": list(self.adapters), "loaded": list(loaded) if loaded is not None else None,
+                "loads": getattr(self.switch, "loads", None)}
 
     def batch_stats(self) -> list[int]:
         """The sizes of the backend calls made so far (tests and benches check that batching batches)."""
@@ -129,11 +159,15 @@ class Generator:
         return dict(self.dropped)
 
     async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams,
-                       ticket: dict[str, Any] | None = None) -> list[Generation]:
+                       ticket: dict[str, Any] | None = None, adapter: str | None = None) -> list[Generation]:
         """One generation per prompt, in order; each prompt joins the shared batch queue. `ticket`: the
         request's id and seconds left (`serve.deadlines.RequestScope.ticket`); raises `DeadlineExceeded`
-        when the deadline passed before the prompts were batched."""
+        when the deadline passed before the prompts were batched. `adapter`: one of `adapters` (several
+        RALs on this engine; ``None``: the replica's own model)."""
         t = Ticket.of(ticket)
+        if adapter is not None and adapter not in self.adapters:
+            raise ValueError(f"adapter {adapter!r} is not served by this generator: {list(self.adapters)}")
+        t.adapter = adapter
         try:
             if self.continuous:
                 gens = await self._continuous(prompts, sampling, t)
@@ -161,7 +195,9 @@ class Generator:
         if rows:
             t.started = True
             self.batch_sizes.append(len(rows))
-            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.request_id)
+            lora = {} if self.switch is None else {"lora": self.switch.request(t.adapter)}
+            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.request_id,
+                                                **lora)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
@@ -197,8 +233,8 @@ class Generator:
             too_long = context_error(self._count(prompt), sampling.max_tokens, self.context_tokens)
             if too_long is not None:
                 out[i] = too_long
-            else:  # one backend call per distinct sampling (task answers and awareness probes differ)
-                groups.setdefault(sampling.digest(), []).append(i)
+            else:  # one backend call per distinct sampling and adapter (answers and probes differ)
+                groups.setdefault(f"{sampling.digest()}/{_ticket.adapter}", []).append(i)
         for group in groups.values():
             rows = self._unexpired(items, group, out)
             if not rows:
@@ -207,10 +243,17 @@ class Generator:
             for i in rows:
                 items[i][2].started = True
             self.batch_sizes.append(len(prompts))
-            gens = await asyncio.to_thread(self.backend.generate, prompts, sampling)
+            gens = await asyncio.to_thread(self._backend_call, prompts, sampling, items[rows[0]][2].adapter)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    def _backend_call(self, prompts: list[Prompt], sampling: SamplingParams, adapter: str | None
+                      ) -> list[Generation]:
+        if self.switch is None:
+            return list(self.backend.generate(prompts, sampling))
+        with self.switch.active(adapter):  # batches run one at a time: the switch holds for this call
+            return list(self.backend.generate(prompts, sampling))
 
     def _unexpired(self, items: Sequence[tuple[Prompt, SamplingParams, Ticket]], rows: list[int],
                    out: list[Generation | None]) -> list[int]:

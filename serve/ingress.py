@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -29,6 +30,7 @@ from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
 from biorab.caches import GenerationStore, default_store_paths
 from biorab.ral import Answer, RALParts
 from serve import answering
+from serve.admission import Admission, QueueFull, Refused
 from serve.answering import Answerer
 from serve.auth import KeyCheck
 from serve.clients import Timings
@@ -42,12 +44,21 @@ from serve.deadlines import (
     run_in_scope,
 )
 from serve.drain import DrainWatch
-from serve.errors import ApiError, deadline_passed, overloaded, stopping
+from serve.errors import (
+    ApiError,
+    backpressure,
+    client_gone,
+    deadline_passed,
+    queue_full,
+    stopping,
+    unavailable,
+)
 from serve.http import GUARD, Guard, install
 from serve.metrics import AppMetrics
 from serve.openai_format import chat_chunk, chat_completion
 from serve.schemas import ChatRequest, RALRequest, RetrieveRequest
 from serve.stores import thread_safe
+from serve.tracing import ServeTracer
 
 log = logging.getLogger("ray.serve")
 T = TypeVar("T")
@@ -56,57 +67,116 @@ api = FastAPI(title="BioRAB RAL", docs_url=None, redoc_url=None)
 install(api)
 
 
+def refusal(retry_after_s: float, e: Refused) -> ApiError:
+    """The 503 of a refused deployment call, by its path (`serve.admission.Refused.cause`)."""
+    if isinstance(e, QueueFull):
+        return queue_full(retry_after_s, e.deployment, e.in_flight, e.limit)
+    if e.cause == "unavailable":
+        return unavailable(retry_after_s, e.deployment)
+    return backpressure(retry_after_s, e.deployment, e.detail)
+
+
+@dataclass
+class Served:
+    """One RAL behind the endpoint: its one-RAL config, parts, deployment handles and the adapter its
+    generator switches to (several RALs on one engine), and, once asked, its answerer and model info."""
+
+    cfg: ServeConfig
+    parts: RALParts
+    retriever: Any
+    generator: Any
+    adapter: str | None
+    admissions: tuple[Admission, Admission]
+    answerer: Answerer | None = None
+    model_info: dict[str, Any] = field(default_factory=dict)
+    first_call: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def task(self) -> str | None:
+        return self.answerer.task if self.answerer else None
+
+
 @serve.deployment(name="ingress")
 @serve.ingress(api)
 class Ingress:
     """Args:
         config: the `ServeConfig` as JSON.
-        retriever / generator: handles of the two deployments (``retriever`` is None without retrieval).
+        rals: each served RAL by name (`serve.app.compose`): ``config`` (its one-RAL config as JSON),
+            ``parts`` (assembled once for the app, `serve.answering.serve_parts`; its retriever deployment
+            builds its retriever from the same), ``retriever`` / ``generator`` (handles; ``retriever`` is
+            None without retrieval) with their deployment names, and the ``adapter`` its generator switches
+            to. The first is the default of requests that name no model.
         key_digests: SHA-256 digests of the accepted API keys (``None``: auth disabled).
         control_dir: the folder `biorab serve` drains through (`serve.drain`; ``None``: not drained).
-        parts: the served RAL's parts, assembled once for the app (`serve.answering.serve_parts`; the
-            retriever deployment builds its retriever from the same).
     """
 
-    def __init__(self, config: dict[str, Any], retriever: Any, generator: Any,
-                 key_digests: list[str] | None, control_dir: str | None = None, *,
-                 parts: RALParts) -> None:
+    def __init__(self, config: dict[str, Any], rals: dict[str, dict[str, Any]],
+                 key_digests: list[str] | None, control_dir: str | None = None) -> None:
         self.cfg = cfg = ServeConfig.model_validate(config)
-        self.parts, self.retriever, self.generator = parts, retriever, generator
         self.metrics = AppMetrics()
         self.guard = GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
                                             cfg.limits.max_body_bytes, self.metrics.request)
         # The core is synchronous: one thread per request the replica may hold.
         self.pool = ThreadPoolExecutor(max_workers=cfg.deployments.ingress.max_ongoing_requests,
                                        thread_name_prefix="ral")
-        self._answerer: Answerer | None = None
-        self._first_call = asyncio.Lock()
-        self.model_info: dict[str, Any] = {}
+        # The bounded queues of the deployments behind the ingress, counted exactly (`serve.admission`).
+        self.admissions: dict[str, Admission] = {}
+        self.rals: dict[str, Served] = {}
+        for name, ral in rals.items():
+            to_retriever = self._admission(ral["retriever_name"], cfg.deployments.retriever.admission_limit)
+            to_generator = self._admission(ral["generator_name"], cfg.deployments.generator.admission_limit)
+            self.rals[name] = Served(ServeConfig.model_validate(ral["config"]), ral["parts"],
+                                     ral["retriever"], ral["generator"], ral["adapter"],
+                                     (to_retriever, to_generator))
+        self.default = next(iter(self.rals.values()))
+        self.tracer: ServeTracer | None = None
+        if cfg.tracing.enabled:  # sampled traces into the configured MLflow experiment (serve.tracing)
+            t = cfg.tracing
+            self.tracer = ServeTracer(cfg.mlflow_tracking_uri, t.experiment, t.sample_rate, seed=t.seed)
         if control_dir is not None:  # `biorab serve` on its local Ray: SIGTERM/Ctrl-C drain (serve.drain)
             DrainWatch(control_dir, self.drain, self.guard.stats)
 
-    async def answerer(self) -> Answerer:
-        if self._answerer is None:
-            async with self._first_call:  # a first burst asks once, rather than filling the generator's queue
-                if self._answerer is None:
-                    self._answerer = await self._new_answerer()
-        return self._answerer
+    def _admission(self, deployment: str | None, limit: int | None) -> Admission:
+        name = deployment or "retriever"
+        if name not in self.admissions:
+            self.admissions[name] = Admission(name, limit)
+        return self.admissions[name]
 
-    async def _new_answerer(self) -> Answerer:
+    def served(self, model: str | None, *, param: str = "model") -> Served:
+        """The RAL a request names (``None``: the default); 404 naming the served ones otherwise."""
+        if model is None:
+            return self.default
+        found = self.rals.get(model)
+        if found is None:
+            raise ApiError(404, f"model {model!r} is not served here; GET /v1/models lists "
+                                f"{', '.join(repr(n) for n in self.rals)}", param=param)
+        return found
+
+    async def answerer(self, ral: Served | None = None) -> Answerer:
+        ral = ral or self.default
+        if ral.answerer is None:
+            async with ral.first_call:  # a first burst asks once, rather than filling the generator's queue
+                if ral.answerer is None:
+                    ral.answerer = await self._new_answerer(ral)
+        return ral.answerer
+
+    async def _new_answerer(self, ral: Served) -> Answerer:
         retry = self.cfg.deployments.ingress.retry_after_s
         try:  # the model digest keys the generation cache: ask the generator once
-            self.model_info = await self.generator.info.remote()
+            ral.model_info = await ral.generator.info.remote(ral.adapter)
         except BackPressureError as e:
-            raise overloaded(retry, "model server") from e
+            self.metrics.refused("serve-backpressure", "generator")
+            raise backpressure(retry, "generator", e.message) from e
         except DeploymentUnavailableError as e:
-            raise overloaded(retry, "model server (starting)") from e
+            self.metrics.refused("unavailable", "generator")
+            raise unavailable(retry, "generator") from e
         store = None
         if self.cfg.cache.generations:
             from biorab.paths import cache_dir
 
             store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
-        return Answerer(self.cfg, self.parts, self.retriever, self.generator, self.model_info["model_digest"],
-                        store)
+        return Answerer(ral.cfg, ral.parts, ral.retriever, ral.generator, ral.model_info["model_digest"],
+                        store, admissions=ral.admissions, adapter=ral.adapter)
 
     def scope(self, request: Request) -> RequestScope:
         """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""
@@ -122,14 +192,15 @@ class Ingress:
         except asyncio.CancelledError:  # the client disconnected: the thread cancels its calls
             scope.cancelled.set()
             raise
-        except BackPressureError as e:  # a deployment behind the ingress has a full queue
-            raise overloaded(retry, "model server") from e
-        except DeploymentUnavailableError as e:
-            raise overloaded(retry, "model server (starting)") from e
+        except Refused as e:  # a deployment behind the ingress is full or down: say which, and why
+            self.metrics.refused(e.cause, e.deployment)
+            raise refusal(retry, e) from e
         except DeadlineExceeded as e:  # queued work was dropped; the client may retry elsewhere/later
+            self.metrics.refused("deadline", "")
             raise deadline_passed(retry, scope) from e
         except RequestCancelled as e:  # the client is gone: nobody reads this answer
-            raise stopping(retry) from e
+            self.metrics.refused("cancelled", "")
+            raise client_gone(retry) from e
 
     def drain(self) -> None:
         """Stop admitting requests (the middleware answers them 503 with Retry-After; /readyz says not
@@ -142,15 +213,19 @@ class Ingress:
             raise ApiError(422, f"field '{field}': {len(text)} characters exceed the limit of {limit}",
                            param=field)
 
-    async def _answer(self, text: str, *, scope: RequestScope, fields: dict[str, Any] | None = None,
-                      example_id: str | None = None, k: int | None = None, labels: list[str] | None = None,
+    async def _answer(self, ral: Served, text: str, *, scope: RequestScope,
+                      fields: dict[str, Any] | None = None, example_id: str | None = None,
+                      k: int | None = None, labels: list[str] | None = None,
                       sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
-        answerer = await self.answerer()
-        example = answering.example_of(self.cfg, answerer.task, text, fields or {},
+        answerer = await self.answerer(ral)
+        example = answering.example_of(ral.cfg, answerer.task, text, fields or {},
                                        example_id or scope.request_id)
         answer, timings = await self._in_thread(functools.partial(
             answerer.answer, example, k=k, labels=labels, sampling=sampling), scope)
         self.metrics.observe(answer, timings)
+        if self.tracer is not None:
+            self.tracer.submit(answer, example, name=ral.cfg.name, info=ral.model_info,
+                               request_id=scope.request_id)
         return answer, timings
 
     # -- probes ---------------------------------------------------------------------------------------
@@ -164,33 +239,40 @@ class Ingress:
         if self.guard.stopping is not None:
             return JSONResponse({"status": "stopping"}, status_code=503, headers={"Retry-After": "5"})
         try:
-            await asyncio.wait_for(self.answerer(), timeout=5)
-            if self.retriever is not None:
-                await asyncio.wait_for(self.retriever.ready.remote(), timeout=5)
+            for ral in self.rals.values():
+                await asyncio.wait_for(self.answerer(ral), timeout=5)
+                if ral.retriever is not None:
+                    await asyncio.wait_for(ral.retriever.ready.remote(), timeout=5)
         except (TimeoutError, BackPressureError, DeploymentUnavailableError):
             return JSONResponse({"status": "not ready"}, status_code=503, headers={"Retry-After": "5"})
-        return JSONResponse({"status": "ready", "model": self.cfg.name})
+        return JSONResponse({"status": "ready", "model": self.default.cfg.name, "models": list(self.rals)})
 
     # -- API ------------------------------------------------------------------------------------------
 
     @api.get("/v1/models")
     async def models(self) -> dict[str, Any]:
-        await self.answerer()
-        info = self.model_info
-        return {"object": "list", "data": [{
-            "id": self.cfg.name, "object": "model", "created": 0, "owned_by": "biorab",
-            "biorab": {"base_model": info["base_model"], "adapter": info["adapter"],
-                       "adapter_version": info["adapter_version"], "backend": info["backend"],
-                       "dataset": self.cfg.dataset, "task": self._answerer.task if self._answerer else None,
-                       "retrieval": self.cfg.retrieval.model_dump(mode="json")}}]}
+        data = []
+        for name, ral in self.rals.items():
+            await self.answerer(ral)
+            info = ral.model_info
+            data.append({
+                "id": name, "object": "model", "created": 0, "owned_by": "biorab",
+                "biorab": {"base_model": info["base_model"], "adapter": info["adapter"],
+                           "adapter_version": info["adapter_version"], "backend": info["backend"],
+                           "dataset": ral.cfg.dataset, "task": ral.task,
+                           "retrieval": ral.cfg.retrieval.model_dump(mode="json"),
+                           "sampling": ral.cfg.sampling.model_dump(mode="json"), "parser": ral.cfg.parser,
+                           "model_digest": info["model_digest"]}})
+        return {"object": "list", "data": data}
 
     @api.post("/v1/retrieve")
     async def retrieve(self, body: RetrieveRequest, request: Request) -> dict[str, Any]:
+        ral = self.served(body.model)
         self._check_input(body.input, "input")
-        answerer = await self.answerer()
-        if not self.cfg.retrieval.retrieves:
+        answerer = await self.answerer(ral)
+        if not ral.cfg.retrieval.retrieves:
             raise ApiError(422, "this RAL does not retrieve (testbed 'none')")
-        answering.check_scope(self.cfg, answerer.task, req_task=None, req_dataset=None, labels=None, k=body.k)
+        answering.check_scope(ral.cfg, answerer.task, req_task=None, req_dataset=None, labels=None, k=body.k)
         hits, timings = await self._in_thread(functools.partial(answerer.retrieve, body.input, body.k),
                                               self.scope(request))
         return {"request_id": request.state.request_id, "evidence": answering.evidence(hits),
@@ -199,43 +281,45 @@ class Ingress:
     @api.post("/v1/ral")
     async def ral(self, body: RALRequest, request: Request) -> dict[str, Any]:
         started = time.perf_counter()
+        ral = self.served(body.model)
         self._check_input(body.input, "input")
-        answerer = await self.answerer()
-        answering.check_scope(self.cfg, answerer.task, req_task=body.task, req_dataset=body.dataset,
+        answerer = await self.answerer(ral)
+        answering.check_scope(ral.cfg, answerer.task, req_task=body.task, req_dataset=body.dataset,
                               labels=body.labels, k=body.k)
         rid = request.state.request_id
-        answer, timings = await self._answer(body.input, scope=self.scope(request), fields=body.fields,
+        answer, timings = await self._answer(ral, body.input, scope=self.scope(request), fields=body.fields,
                                              example_id=body.id, k=body.k, labels=body.labels)
-        return {**self._described(answer, timings, started, rid),
+        return {**self._described(ral, answer, timings, started, rid),
                 "generation": answering.generation(answer), "prompt": answer.prompt.text}
 
     @api.post("/v1/chat/completions", response_model=None)
     async def chat(self, body: ChatRequest, request: Request) -> JSONResponse | StreamingResponse:
         started = time.perf_counter()
-        if body.model != self.cfg.name:
-            raise ApiError(404, f"model {body.model!r} is not served here; GET /v1/models lists "
-                                f"{self.cfg.name!r}", param="model")
+        ral = self.served(body.model)
         text = body.last_user_text()
         self._check_input(text, "messages")
         rid = request.state.request_id
-        answer, timings = await self._answer(text, scope=self.scope(request), sampling=body.sampling_update())
-        extension = self._described(answer, timings, started, rid)
+        answer, timings = await self._answer(ral, text, scope=self.scope(request),
+                                             sampling=body.sampling_update())
+        extension = self._described(ral, answer, timings, started, rid)
         if body.stream:
-            return StreamingResponse(self._sse(answer, extension, rid), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache"})
-        return JSONResponse(chat_completion(answer, self.cfg.name, rid, extension))
+            return StreamingResponse(self._sse(answer, ral.cfg.name, extension, rid),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        return JSONResponse(chat_completion(answer, ral.cfg.name, rid, extension))
 
-    async def _sse(self, answer: Answer, extension: dict[str, Any], rid: str) -> AsyncIterator[str]:
-        for data in chat_chunk(answer, self.cfg.name, rid, extension):
+    async def _sse(self, answer: Answer, model: str, extension: dict[str, Any], rid: str
+                   ) -> AsyncIterator[str]:
+        for data in chat_chunk(answer, model, rid, extension):
             yield data
 
-    def _described(self, answer: Answer, timings: Timings, started: float, rid: str) -> dict[str, Any]:
-        info = self.model_info
+    def _described(self, ral: Served, answer: Answer, timings: Timings, started: float, rid: str
+                   ) -> dict[str, Any]:
+        info = ral.model_info
         return {
-            "request_id": rid, "id": answer.example_id, "model": self.cfg.name,
+            "request_id": rid, "id": answer.example_id, "model": ral.cfg.name,
             "base_model": info["base_model"], "adapter": info["adapter"],
-            "adapter_version": info["adapter_version"], "task": self._task(),
-            "dataset": self.cfg.dataset, "label": answer.prediction.label,
+            "adapter_version": info["adapter_version"], "task": ral.task,
+            "dataset": ral.cfg.dataset, "label": answer.prediction.label,
             "prediction": answering.prediction(answer), "evidence": answering.evidence(answer.hits),
             "awareness": answering.awareness(answer),
             "timings_ms": {"retrieval": round(timings.retrieval_s * 1000, 3),
@@ -243,8 +327,17 @@ class Ingress:
                            "total": round((time.perf_counter() - started) * 1000, 3)},
         }
 
-    def _task(self) -> str | None:
-        return self._answerer.task if self._answerer else None
+    def trace_stats(self) -> dict[str, int]:
+        """Traces written and failed by this replica (tests read it); waits for pending writes."""
+        if self.tracer is None:
+            return {"written": 0, "failed": 0}
+        self.tracer.flush()
+        return {"written": self.tracer.written, "failed": self.tracer.failed}
+
+    def admission_stats(self) -> dict[str, dict[str, int | None]]:
+        """Calls in flight and refused per deployment behind this replica (tests and benches)."""
+        return {name: {"in_flight": a.in_flight, "refused": a.refused, "limit": a.limit}
+                for name, a in self.admissions.items()}
 
     def __del__(self) -> None:
         pool = getattr(self, "pool", None)

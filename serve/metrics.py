@@ -31,6 +31,11 @@ class AppMetrics:
                               tag_keys=("kind",))
         self.parse_failures = Counter("biorab_parse_failures_total",
                                       description="answers the parser could not read")
+        self.refusals = Counter("biorab_refusals_total",
+                                description="503s by cause (queue-full, serve-backpressure, unavailable, "
+                                            "deadline, cancelled) and the deployment that refused "
+                                            "(`target`: Serve reserves the tag `deployment`)",
+                                tag_keys=("cause", "target"))  # type: ignore[arg-type]
         self.judgements = Counter("biorab_awareness_judgements_total",
                                   description="awareness probe judgements (False: the model rejects the "
                                               "retrieved example as negative; none: unparsable)",
@@ -48,6 +53,9 @@ class AppMetrics:
             self.parse_failures.inc()
         if answer.probe is not None:
             self.judgements.inc(tags={"judgement": answer.probe.judgement or "none"})
+
+    def refused(self, cause: str, deployment: str) -> None:
+        self.refusals.inc(tags={"cause": cause, "target": deployment or "none"})
 
     def request(self, route: str, status: int) -> None:
         self.requests.inc(tags={"route": route, "status": str(status)})

@@ -28,8 +28,10 @@ class RALRequest(Strict):
         labels: answer in this label space instead of the template's (closed tasks).
         k: retrieved examples in the prompt (default: the serve config's).
         id: the instance id (default: the request id).
+        model: which served RAL answers (``GET /v1/models``; default: the config's first).
     """
 
+    model: str | None = None
     input: str = Field(min_length=1)
     fields: dict[str, Any] = Field(default_factory=dict)
     task: str | None = None
@@ -40,6 +42,7 @@ class RALRequest(Strict):
 
 
 class RetrieveRequest(Strict):
+    model: str | None = None
     input: str = Field(min_length=1)
     k: int | None = Field(default=None, ge=1)
 

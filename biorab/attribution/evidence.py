@@ -14,8 +14,8 @@ from typing import Any
 
 from biorab.cells import CellPlan
 from biorab.corpora.corpus import LedgerEntry
+from biorab.corpora.text_identity import normalized_text
 from biorab.records import Hit
-from biorab.retrieval.own_text import normalized_text
 
 #: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
 #: swapped is the whole label; a removed value is no corruption (the hit is tagged unlabeled instead).

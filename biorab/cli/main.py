@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "components",
     "drugmech",
     "serve",
+    "replay",
     "tune",
     "sweep",
     "explore",

@@ -153,10 +153,14 @@ def _banner(cfg: Any, generated: str | None) -> None:
     url = f"http://{cfg.http.host}:{cfg.http.port}"
     key = generated or "$BIORAB_API_KEYS"
     auth = f' -H "Authorization: Bearer {key}"' if cfg.auth.enabled else ""
-    body = json.dumps({"model": cfg.name, "messages": [{"role": "user", "content": EXAMPLE_INPUT}]})
+    rals = cfg.ral_configs()  # several RALs (`rals:`): the examples ask the first, by its name
+    first = rals[0]
+    body = json.dumps({"model": first.name, "messages": [{"role": "user", "content": EXAMPLE_INPUT}]})
     lines = [
-        f"BioRAB RAL '{cfg.name}' ready at {url}  (dataset {cfg.dataset}, backend {cfg.backend.name}, "
-        f"retrieval {cfg.retrieval.testbed}/{cfg.retrieval.retriever} k={cfg.retrieval.k})",
+        f"BioRAB RAL '{first.name}' ready at {url}  (dataset {first.dataset}, backend {first.backend.name}, "
+        f"retrieval {first.retrieval.testbed}/{first.retrieval.retriever} k={first.retrieval.k})",
+        *([f"{len(rals)} RALs behind this endpoint (the request's model): "
+           + ", ".join(r.name for r in rals)] if len(rals) > 1 else []),
         *([f"API key for this session (set BIORAB_API_KEYS to choose your own): {generated}"] if generated
           else []),
         "",
@@ -166,7 +170,7 @@ def _banner(cfg: Any, generated: str | None) -> None:
         "openai (Python):",
         "  from openai import OpenAI",
         f"  client = OpenAI(base_url='{url}/v1', api_key='{key if generated else '<your key>'}')",
-        f"  r = client.chat.completions.create(model='{cfg.name}', "
+        f"  r = client.chat.completions.create(model='{first.name}', "
         f"messages=[{{'role': 'user', 'content': '{EXAMPLE_INPUT}'}}])",
         "  print(r.choices[0].message.content, r.model_extra['biorab']['evidence'])",
         "",

@@ -33,6 +33,9 @@ from biorab.generation.vllm_engine import (
 )
 from biorab.records import Generation, Prompt
 
+#: `AsyncVLLMBackend.agenerate`'s default ``lora``: the adapter of the params (``adapter_path``), if any.
+CONFIGURED = object()
+
 
 class AsyncVLLMBackend:
     """An `AsyncLLM` built from a ``vllm`` backend block's `VLLMBackend.Params`."""
@@ -67,32 +70,38 @@ class AsyncVLLMBackend:
         return _max_model_len(self.engine)
 
     async def agenerate(self, prompts: Sequence[Prompt], params: SamplingParams,
-                        request_id: str | None = None) -> list[Generation]:
-        """One `Generation` per prompt, each prompt's requests sent to the running engine at once."""
+                        request_id: str | None = None, *, lora: Any = CONFIGURED) -> list[Generation]:
+        """One `Generation` per prompt, each prompt's requests sent to the running engine at once. `lora`:
+        a ``LoRARequest`` for this call (``None``: the base model; several adapters on one engine, see
+        `serve.adapters`), by default the configured adapter's."""
         if self.engine is None:
             raise BackendError("vllm async backend used after close()")
+        lora_request = self._lora if lora is CONFIGURED else lora
         plan = RequestPlan.of(prompts, params, self.tokenizer, chat=self.params.chat,
                               choices_via=self.params.choices_via,
-                              lora_on_cpu=self._lora is not None and self._on_cpu,
+                              lora_on_cpu=lora_request is not None and self._on_cpu,
                               block_size=prefix_block(self.engine))
         owner = request_id or f"call-{next(self._ids)}"
         ids = self._running.setdefault(owner, [])
         try:
-            scores = await asyncio.gather(*(self._one(owner, ids, prompt, sampling) for prompt, sampling
+            scores = await asyncio.gather(*(self._one(owner, ids, prompt, sampling, lora_request)
+                                            for prompt, sampling
                                             in zip(plan.score_prompts, plan.score_sampling, strict=True)))
-            outputs = await asyncio.gather(*(self._one(owner, ids, prompt, sampling) for prompt, sampling
+            outputs = await asyncio.gather(*(self._one(owner, ids, prompt, sampling, lora_request)
+                                             for prompt, sampling
                                              in zip(plan.generate_prompts, plan.generate_sampling,
                                                     strict=True)))
         finally:
             self._running.pop(owner, None)
         return plan.finish(outputs, scores)
 
-    async def _one(self, owner: str, ids: list[str], prompt: dict[str, list[int]], sampling: Any) -> Any:
+    async def _one(self, owner: str, ids: list[str], prompt: dict[str, list[int]], sampling: Any,
+                   lora: Any) -> Any:
         """The final output of one engine request (cancelling the awaiting task aborts it in the engine)."""
         engine_id = f"{owner}-{next(self._ids)}"
         ids.append(engine_id)
         final = None
-        async for output in self.engine.generate(prompt, sampling, engine_id, lora_request=self._lora):
+        async for output in self.engine.generate(prompt, sampling, engine_id, lora_request=lora):
             final = output
         if final is None:
             raise BackendError(f"vLLM returned no output for request {engine_id}")

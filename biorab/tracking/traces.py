@@ -120,6 +120,18 @@ def assessments(row: dict[str, Any]) -> list[Any]:
     return out
 
 
+def log_served_trace(tracing: Any, experiment_id: str, *, name: str, model: str, row: dict[str, Any],
+                     tags: dict[str, str]) -> str:
+    """Write one served answer (`row`: a run row's columns, `biorab.ral.rows`) as a trace with the same
+    spans as a run's (root, RETRIEVER, LLM, PARSER), named `name` (the served RAL), with `tags`; no run is
+    linked. Returns its trace id."""
+    info, spans = _trace(experiment_id, None, f"serve/{name}", name, model, row)
+    info.tags.update(tags)
+    tracing.log_spans(experiment_id, spans)
+    tracing.start_trace(info)
+    return str(info.trace_id)
+
+
 def _ids(key: str) -> tuple[int, list[int]]:
     """A 128-bit trace id and 64-bit span ids derived from the trace key (stable across reruns)."""
     digest = hashlib.sha256(key.encode()).digest()
@@ -128,7 +140,7 @@ def _ids(key: str) -> tuple[int, list[int]]:
     return int.from_bytes(digest[:16], "big") or 1, span_ids
 
 
-def _trace(experiment_id: str, run_id: str, run_key: str, cell_label: str, model: str,
+def _trace(experiment_id: str, run_id: str | None, run_key: str, cell_label: str, model: str,
            row: dict[str, Any]) -> tuple[Any, list[Any]]:
     from mlflow.entities import SpanType, TraceInfo, TraceLocation, TraceState
     from mlflow.tracing.constant import TRACE_REQUEST_ID_PREFIX, TraceMetadataKey, TraceTagKey
@@ -164,7 +176,7 @@ def _trace(experiment_id: str, run_id: str, run_key: str, cell_label: str, model
         trace_id=trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),
         request_time=t_ns // 1_000_000, execution_duration=0, state=TraceState.OK,
         request_preview=(row.get("text") or "")[:1000], response_preview=_preview(row),
-        trace_metadata={TraceMetadataKey.SOURCE_RUN: run_id},
+        trace_metadata={TraceMetadataKey.SOURCE_RUN: run_id} if run_id else {},
         tags={TRACE_KEY: key, TraceTagKey.TRACE_NAME: cell_label, "biorab.instance": row["id"]})
     return info, spans
 

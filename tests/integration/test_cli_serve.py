@@ -16,11 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support.serving import wait_for_banner
 
 REPO = Path(__file__).resolve().parents[2]
 # The prepared CPU model is a per-user artefact (`biorab models prepare`, ~1 min to convert): read it from
@@ -41,23 +42,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for_banner(proc: subprocess.Popen[str], timeout: float) -> str:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            if proc.poll() is not None:
-                break
-            continue
-        lines.append(line)
-        if line.startswith("Ctrl-C (or SIGTERM) stops the server."):
-            return "".join(lines)
-    proc.kill()
-    raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}")
-
-
 def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path, data_dir: Path) -> None:
     smoke = yaml.safe_load((REPO / "serve" / "smoke.yaml").read_text(encoding="utf-8"))
     smoke["backend"]["params"]["cache_dir"] = USER_CACHE
@@ -73,7 +57,7 @@ def test_biorab_serve_answers_openai_and_curl_and_stops_on_ctrl_c(tmp_path: Path
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
     try:
-        banner = _wait_for_banner(proc, timeout=600)
+        banner = wait_for_banner(proc, timeout=600)
         assert f"ready at http://127.0.0.1:{port}" in banner
         key = re.search(r"API key for this session \(.*\): (\S+)", banner)
         assert key is not None

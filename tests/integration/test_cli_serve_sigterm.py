@@ -19,7 +19,8 @@ import pytest
 import requests
 import yaml
 
-from tests.integration.test_cli_serve import REPO, _free_port, _wait_for_banner
+from tests.integration.test_cli_serve import REPO, _free_port
+from tests.support.serving import wait_for_banner
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_data, pytest.mark.timeout(600)]
 # 12 requests in flight take up to 4 batches of 3 s when they reach the generator spread out (on a
@@ -45,7 +46,7 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        _wait_for_banner(proc, timeout=300)
+        wait_for_banner(proc, timeout=300)
         url = f"http://127.0.0.1:{port}/v1/ral"
 
         def call(i: int) -> int | str:

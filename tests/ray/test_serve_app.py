@@ -105,7 +105,8 @@ def assert_clean(body: str) -> None:
 def test_probes_and_models(server: dict[str, Any]) -> None:
     url = server["url"]
     assert requests.get(url + "/healthz", timeout=10).json() == {"status": "ok"}  # no key needed
-    assert requests.get(url + "/readyz", timeout=10).json() == {"status": "ready", "model": "ral-test"}
+    assert requests.get(url + "/readyz", timeout=10).json() == {"status": "ready", "model": "ral-test",
+                                                                 "models": ["ral-test"]}
     assert requests.get(url + "/v1/models", timeout=10).status_code == 401
     auth = {"Authorization": f"Bearer {KEYS[1]}"}
     models = requests.get(url + "/v1/models", headers=auth, timeout=10).json()

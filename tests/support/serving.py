@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -26,3 +28,36 @@ def staged_data() -> Path:
     if not path.is_dir():
         pytest.fail(f"full_data test: {path} not found; stage ../shared/data or set BIORAB_DATA_DIR")
     return path
+
+
+#: The last line of `biorab serve`'s banner: the server is ready.
+READY_LINE = "Ctrl-C (or SIGTERM) stops the server."
+
+
+def wait_for_banner(proc: subprocess.Popen[str], timeout: float) -> str:
+    """`biorab serve`'s banner, read from `proc`'s stdout until its last line (the server is ready); the
+    process is killed and the test fails with what it printed when it does not come within `timeout`."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                break
+            continue
+        lines.append(line)
+        if line.startswith(READY_LINE):
+            return "".join(lines)
+    proc.kill()
+    raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}")
+
+
+def smollm2_loras(folder: Path) -> tuple[Path, Path]:
+    """Two tiny LoRA adapters (different seeds, random non-zero B) on the packaged SmolLM2, for tests of
+    several adapters on one engine."""
+    from biorab.generation.model_source import resolve_model
+    from tests.support.tiny_causal_lm import build_tiny_lora
+
+    base = Path(resolve_model("smollm2").location)
+    return build_tiny_lora(base, folder / "lora-a", seed=1), build_tiny_lora(base, folder / "lora-b", seed=2)

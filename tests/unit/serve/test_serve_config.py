@@ -5,6 +5,7 @@ keys come from the environment and a file and are compared by digest."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -95,7 +96,7 @@ deployments:
   generator: {num_cpus: 2, autoscaling: {min_replicas: 1, max_replicas: 2}}
 """
     cfg = load_serve_config(write(tmp_path, text))
-    generator = compose(cfg, None)._bound_deployment.init_args[2]._bound_deployment
+    generator = _ral(compose(cfg, None))["generator"]._bound_deployment
     replica = generator._replica_config
     assert replica.placement_group_bundles == [{"CPU": 2.0, "GPU": 1.0}, {"GPU": 1.0}, {"GPU": 1.0},
                                                {"GPU": 1.0}]
@@ -103,10 +104,16 @@ deployments:
     assert (replica.ray_actor_options["num_cpus"], replica.ray_actor_options["num_gpus"]) == (2.0, 0.0)
     assert generator._deployment_config.autoscaling_config.max_replicas == 2  # bundles are per replica
     one = load_serve_config(write(tmp_path, text.replace("size: 4", "size: 1")))
-    single = compose(one, None)._bound_deployment.init_args[2]._bound_deployment._replica_config
+    single = _ral(compose(one, None))["generator"]._bound_deployment._replica_config
     assert single.placement_group_bundles is None  # TP=1: the replica's own num_gpus, no group
     with pytest.raises(ConfigError, match="num_gpus: leave it 0 with backend.params.tensor_parallel_size 4"):
         load_serve_config(write(tmp_path, text.replace("num_cpus: 2,", "num_cpus: 2, num_gpus: 1,")))
+
+
+def _ral(app: Any) -> dict[str, Any]:
+    """The one RAL the ingress of `app` serves (its bound deployments and config)."""
+    (ral,) = app._bound_deployment.init_args[1].values()
+    return dict(ral)
 
 
 def test_serve_config_yaml_is_a_valid_ray_serve_config_bound_to_loopback() -> None:
@@ -133,7 +140,9 @@ def test_build_app_composes_three_deployments_and_refuses_to_start_open(
     app = build_app({"backend": "fake", "overrides": {"deployments": {"generator": {"max_batch_size": 4}}}})
     ingress = app._bound_deployment
     assert ingress.name == "ingress" and ingress._deployment_config.max_queued_requests == 256
-    config, retriever, generator, digests, control_dir = ingress.init_args
+    config, rals, digests, control_dir = ingress.init_args
+    (ral,) = rals.values()
+    retriever, generator = ral["retriever"], ral["generator"]
     assert ServeConfig.model_validate(config).deployments.generator.max_batch_size == 4
     assert (retriever._bound_deployment.name, generator._bound_deployment.name) == ("retriever", "generator")
     assert generator._bound_deployment.init_kwargs["max_batch_size"] == 4
