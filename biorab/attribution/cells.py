@@ -55,19 +55,43 @@ def attribute_cells(results: Sequence[CellResult], cells_dir: Path, *, n_boot: i
     """Write every attributable cell's ``attribution.parquet`` under ``cells_dir/<cell_id>/`` and add its
     rates to its result (`CellResult.metrics`) and its counts to ``extra["attribution"]``."""
     cells = [r for r in results if attributable(r.plan)]
-    memo: dict[tuple[Any, ...], Any] = {}
-    own = {r.plan.cell_id: _cell_rows(r, memo) for r in cells}
+    rows = AttributionRows()
+    by_id = {r.plan.cell_id: r for r in cells}
     plans = [r.plan for r in cells]
     for result in cells:
         twin = find_twin(result.plan, plans)
-        rows = own[result.plan.cell_id]
-        twin_rows = {row["id"]: row for row in own[twin.cell_id]} if twin is not None else {}
-        for row in rows:
-            other = twin_rows.get(row["id"])
-            row["twin_cell_id"] = twin.cell_id if twin is not None else None
-            row["flip"] = flip(other["_right"], row["_right"]) if other is not None else None
-        _write(cells_dir / result.plan.cell_id / ATTRIBUTION_FILE, rows)
-        _add_rates(result, rows, twin_rows, n_boot=n_boot, seed=seed)
+        attribute_cell(result, by_id[twin.cell_id] if twin is not None else None, cells_dir, rows,
+                       n_boot=n_boot, seed=seed)
+
+
+class AttributionRows:
+    """Each cell's attribution rows, read once (by predictions file: cells of several runs can share a cell
+    id), with the ledgers and test splits they are tagged from read once too."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[Any, ...], Any] = {}
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+
+    def of(self, result: CellResult) -> list[dict[str, Any]]:
+        key = str(result.predictions_path)
+        if key not in self._rows:
+            self._rows[key] = _cell_rows(result, self._memo)
+        return self._rows[key]
+
+
+def attribute_cell(result: CellResult, twin: CellResult | None, cells_dir: Path, rows: AttributionRows, *,
+                   n_boot: int, seed: int) -> None:
+    """Write ``cells_dir/<cell_id>/attribution.parquet`` of `result` with the flip of each instance against
+    `twin` (paired by instance id; ``None``: no twin) and set its rates on `result` (replacing earlier
+    ones)."""
+    own = rows.of(result)
+    twin_rows = {row["id"]: row for row in rows.of(twin)} if twin is not None else {}
+    for row in own:
+        other = twin_rows.get(row["id"])
+        row["twin_cell_id"] = twin.plan.cell_id if twin is not None else None
+        row["flip"] = flip(other["_right"], row["_right"]) if other is not None else None
+    _write(cells_dir / result.plan.cell_id / ATTRIBUTION_FILE, own)
+    _add_rates(result, own, twin_rows, n_boot=n_boot, seed=seed)
 
 
 def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:

@@ -141,12 +141,24 @@ def _run_locked(
     add_extra_results(results, slices, methods, config)
     # Per-instance attribution needs every cell's rows scored first: the flip reads the cell's twin.
     attribute_cells(results, cells_dir, n_boot=config.n_boot, seed=config.seed)
+    report = write_run_files(config, results, stats, sections, run_dir, text=text)
+    uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
+    return RunResult(run_dir, results, stats, len(pending), uri, report, sections)
+
+
+def write_run_files(config: ExperimentConfig, results: list[CellResult], stats: ExecutionStats,
+                    sections: dict[str, Any], run_dir: Path, *, text: str | None = None) -> Path:
+    """Write the run's ``summary.json`` and ``report.md`` from its scored cells; returns the report's path.
+
+    `text` is the sources' report sections; ``None`` renders them again from `sections` (a sweep rewrites a
+    run's files after re-attributing its cells against twins in other runs, `biorab.sweep.twins`)."""
+    if text is None:
+        text = "".join(s.report_section(sections[s.name]) for s in experiment_sources() if s.name in sections)
     write_summary(results, stats.to_json(), run_dir, sections=sections)
     report = run_dir / "report.md"
     table = render_report(config.name, results, stats.to_json(), config.backend.name)
     write_text_atomic(report, table + text)
-    uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
-    return RunResult(run_dir, results, stats, len(pending), uri, report, sections)
+    return report
 
 
 def _assemble(config: ExperimentConfig, plans: dict[str, CellPlan], backend: Any) -> dict[str, RALParts]:

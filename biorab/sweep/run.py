@@ -3,6 +3,7 @@
     expand ─▶ check every run (errors before launch) ─▶ open the MLflow parent (RUNNING)
     ─▶ one Ray init ─▶ for each model group: `run_experiment` (resume, caches; each cell's child run
        opens when the cell starts, rows written logged as they come) ─▶ log its scored cells
+    ─▶ cells without a twin in their run: the twin from another run of the model (`biorab.sweep.twins`)
     ─▶ report (tables, plots) ─▶ parent FINISHED
 
 Each model is loaded once per worker: its cells run in one `run_experiment` (one LLM actor pool) before the
@@ -102,6 +103,10 @@ def run_sweep(
                                shown=progress))
             if progress is not None:
                 progress.end_model()
+        # every run is scored: a cell whose no-retrieval twin is in another run (block) gets its flip now
+        from biorab.sweep.twins import attribute_across_runs
+
+        attribute_across_runs(list(zip(runs, out.runs, strict=True)))
     except BaseException:
         if tracking is not None:
             tracking.fail()

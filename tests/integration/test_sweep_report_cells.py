@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -143,7 +144,7 @@ def test_every_report_number_is_its_cells_summary_value(
         "Tables 4-5": {"fake / detect_correct / counterfactual (20%) / ade_corpus_v2": {
             m.replace("_", " "): shown(method, m) for m in scores}},
         # every retrieving cell (the no-retrieval cell has no attribution rate); the 8-row and method
-        # cells have no twin (no no-retrieval cell of their dataset slice), so no helped / hurt
+        # cells have their twin in another run (block): the 30-row no-retrieval cell holds their instances
         "Evidence attribution, rate ×100 [95% CI]": {
             label: {col: rate(cell, m) for col, m in ATTRIBUTION_COLUMNS.items()} for label, cell in (
                 (f"fake / bm25 / counterfactual (20%) / {ade} / 30 rows", plain),
@@ -154,6 +155,22 @@ def test_every_report_number_is_its_cells_summary_value(
                 (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method))},
     }
     assert got == want
+    # the 8-row and 4-row (method) cells are paired on all their instances with the 30-row no-retrieval
+    # cell of the first block's run (docs/metrics.md: a twin from another run covers the cell's instances)
+    for cell in (twin, method):
+        assert (cell["attribution"]["twin_cell_id"], cell["attribution"]["paired"]) == (none["cell_id"],
+                                                                                        cell["n"])
+        assert cell["metrics"]["helped_rate"]["value"] is not None
+    counts = [(c["attribution"]["helped"], c["attribution"]["hurt"]) for c in (twin, method)]
+    assert counts == [(1, 5), (1, 2)]
+
+    # the 8-row cell's instances are the 30-row cell's first 8, with the same answers: the same flips
+    def flips(cell: dict[str, Any]) -> dict[str, str]:
+        run_dir = Path(cell["predictions"]).parents[1]
+        rows = pq.read_table(run_dir / "cells" / cell["cell_id"] / "attribution.parquet").to_pylist()
+        return {r["id"]: r["flip"] for r in rows}
+
+    assert flips(twin) == {k: v for k, v in flips(plain).items() if k in flips(twin)}
     # the token table: the model's usage summed over its runs (one per matrix block here)
     usage = {k: sum(json.loads(p.read_text(encoding="utf-8"))["usage"][k]
                     for p in (tmp_path / "runs/cells").glob("*/summary.json"))
