@@ -11,6 +11,7 @@ from biorab.drugmech.prompts.texts import EL_OPTIONS
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.drugmech.scoring.correctness import score_answer
 from biorab.generation import SamplingParams, build_backend
+from biorab.generation.hf_params import TransformersParams
 from biorab.generation.reasoning import ThinkingParams, apply_split, split_reasoning
 from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
 from biorab.records import Generation, Prompt
@@ -59,6 +60,30 @@ def test_fake_thinking_mode_and_the_row_columns() -> None:
 def test_split_changes_the_cache_key() -> None:
     plain = build_backend("fake", {"answer": "a"}).model_digest
     assert build_backend("fake", {"answer": "a", "thinking": {"split": True}}).model_digest != plain
+
+
+def test_fake_thinking_budget_cuts_the_reasoning_then_answers() -> None:
+    params = {"answer": "NO", "think": "one two three four five",
+              "thinking": {"split": True, "token_budget": 2}}
+    [gen] = build_backend("fake", params).generate([Prompt("q", "p")], SamplingParams(max_tokens=4))
+    assert (gen.text, gen.reasoning, gen.finish_reason) == ("NO", "one two", "stop")
+    params["thinking"] = {"token_budget": 9}  # not reached: the whole reasoning, unsplit
+    [whole] = build_backend("fake", params).generate([Prompt("q", "p")], SamplingParams())
+    assert whole.text == "<think>one two three four five</think>\n\nNO"
+
+
+def test_the_budget_is_in_the_cache_key_and_no_budget_keeps_the_old_keys() -> None:
+    from biorab.generation.model_source import engine_digest
+
+    unset = {"split": False, "open_marker": "<think>", "close_marker": "</think>"}
+    assert ThinkingParams().model_dump() == unset
+    plain = build_backend("fake", {"answer": "a"}).model_digest
+    budget = build_backend("fake", {"answer": "a", "thinking": {"token_budget": 8}}).model_digest
+    other = build_backend("fake", {"answer": "a", "thinking": {"token_budget": 9}}).model_digest
+    assert len({plain, budget, other}) == 3
+    keyed = [engine_digest("w", "transformers", TransformersParams(thinking=t)) for t in
+             ({}, {"token_budget": 8}, {"token_budget": 9}, {"split": True})]  # type: ignore[arg-type]
+    assert keyed[0] == "w" and len(set(keyed)) == 4
 
 
 def _fake_reply(think: str, answer: str) -> tuple[str, str]:
