@@ -26,7 +26,7 @@ from biorab.generation.hf_params import CAPABILITIES, TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
-from biorab.generation.reasoning import apply_split, needs_answer
+from biorab.generation.reasoning import apply_split, needs_answer, tokens_through
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -217,7 +217,7 @@ class TransformersBackend:
             if needs_answer(text, thinking):
                 todo[i] = (tokens + marker, params.max_tokens)
             else:
-                answered = len(tokens) - _tokens_through(tokens, thinking.close_marker, self.tokenizer)
+                answered = len(tokens) - tokens_through(tokens, thinking.close_marker, self.tokenizer)
                 if params.max_tokens > answered:
                     todo[i] = (tokens, params.max_tokens - answered)
         if not todo:
@@ -333,19 +333,6 @@ def _prefilled_cache(model: Any, batch_ids: list[list[int]], max_tokens: int, pa
         return {}
     done = prefill(model, heads, reserve=max_tokens + 1, pad_id=pad_id)
     return {cache_kwarg(model): done.cache}
-
-
-def _tokens_through(tokens: list[int], marker: str, tokenizer: Any) -> int:
-    """How many of `tokens` it takes for their text to hold `marker` (it does hold it): a binary search,
-    holding it being monotone in the prefix length."""
-    lo, hi = 1, len(tokens)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if marker in tokenizer.decode(tokens[:mid], skip_special_tokens=True):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 def _length_sorted_batches(rows: list[int], ids: list[list[int]], size: int) -> list[list[int]]:

@@ -84,6 +84,19 @@ def needs_answer(text: str, thinking: ThinkingParams) -> bool:
     return thinking.close_marker not in text
 
 
+def tokens_through(tokens: list[int], marker: str, tokenizer: Any) -> int:
+    """How many of `tokens` it takes for their text to hold `marker` (their whole text holds it): the
+    reply's reasoning, marker included, in tokens. A binary search (holding it is monotone in the length)."""
+    lo, hi = 1, len(tokens)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if marker in tokenizer.decode(tokens[:mid], skip_special_tokens=True):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def apply_split(gen: Generation, thinking: ThinkingParams) -> Generation:
     """`gen` with its reasoning moved out of `text` (unchanged when splitting is off, or the backend
     already filled `reasoning`, or the row failed)."""
