@@ -1,6 +1,7 @@
 """Serve's async vLLM engine splits a thinking reply as the other backends do (`thinking: {split: true}`),
-and refuses a thinking budget it does not run. The engine is a scripted stand-in (no vLLM needed): what is
-tested is the backend's own handling of the engine's outputs."""
+and refuses a thinking budget it does not run; Serve's responses carry the reasoning beside the answer.
+The engine is a scripted stand-in (no vLLM needed): what is tested is the backend's own handling of the
+engine's outputs."""
 
 from __future__ import annotations
 
@@ -61,3 +62,18 @@ def test_a_served_thinking_reply_is_split() -> None:
 def test_a_thinking_budget_is_refused_on_serve() -> None:
     with pytest.raises(BackendError, match=r"thinking\.token_budget"):
         AsyncVLLMBackend(VLLMBackend.Params(thinking={"token_budget": 8}))  # type: ignore[arg-type]
+
+
+def test_served_responses_carry_the_reasoning_beside_the_answer() -> None:
+    from serve.answering import generation
+    from serve.openai_format import chat_completion
+
+    gen = _generate(_backend({"split": True}))
+    answer: Any = SimpleNamespace(generation=gen)
+    [choice] = chat_completion(answer, "m", "r", {})["choices"]
+    assert choice["message"] == {"role": "assistant", "content": "YES",
+                                 "reasoning_content": "COX-1 is inhibited."}
+    assert generation(answer)["reasoning"] == "COX-1 is inhibited."
+    plain: Any = SimpleNamespace(generation=_generate(_backend({})))
+    assert "reasoning_content" not in chat_completion(plain, "m", "r", {})["choices"][0]["message"]
+    assert "reasoning" not in generation(plain)
