@@ -26,7 +26,7 @@ from biorab.generation.hf_params import CAPABILITIES, TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
-from biorab.generation.reasoning import apply_split, needs_answer, tokens_through
+from biorab.generation.reasoning import apply_split, continuation
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -204,28 +204,23 @@ class TransformersBackend:
                   budget: int) -> list[tuple[list[int], str]]:
         """Thinking up to `budget` new tokens; a row cut there with its reasoning still open gets the close
         marker appended, and those rows (as one batch) generate their answer of up to `max_tokens` in a
-        second call on the extended prompt. A row that ended within the budget, or closed its reasoning
-        and was cut in its answer, continues without a marker, its answer tokens counted."""
+        second call on the extended prompt (`reasoning.continuation`). A row that ended within the budget
+        is done; one that closed its reasoning and was cut in its answer continues without a marker, for
+        what is left of `max_tokens`."""
         first = self._new_tokens(batch_ids, stops, budget, params)
-        thinking = self.params.thinking
-        marker = list(self.tokenizer(thinking.close_marker, add_special_tokens=False)["input_ids"])
         todo: dict[int, tuple[list[int], int]] = {}  # row -> (reply so far, answer tokens it may add)
         for i, (tokens, finish) in enumerate(first):
-            if finish != "length":
-                continue
-            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-            if needs_answer(text, thinking):
-                todo[i] = (tokens + marker, params.max_tokens)
-            else:
-                answered = len(tokens) - tokens_through(tokens, thinking.close_marker, self.tokenizer)
-                if params.max_tokens > answered:
-                    todo[i] = (tokens, params.max_tokens - answered)
+            if finish == "length":
+                text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                if (more := continuation(tokens, text, params.max_tokens, self.params.thinking,
+                                         self.tokenizer)) is not None:
+                    todo[i] = more
         if not todo:
             return first
         rows = list(todo)
-        more = max(todo[i][1] for i in rows)
-        second = self._new_tokens([batch_ids[i] + todo[i][0] for i in rows], [stops[i] for i in rows], more,
-                                  params)
+        longest = max(todo[i][1] for i in rows)
+        second = self._new_tokens([batch_ids[i] + todo[i][0] for i in rows], [stops[i] for i in rows],
+                                  longest, params)
         out = list(first)
         for i, (tokens, finish) in zip(rows, second, strict=True):
             reply, allowed = todo[i]

@@ -78,10 +78,18 @@ def split_reasoning(text: str, open_marker: str = "<think>", close_marker: str =
     return None, text
 
 
-def needs_answer(text: str, thinking: ThinkingParams) -> bool:
-    """Whether a reply cut at the thinking budget is still in its reasoning (no `close_marker` yet), so the
-    marker is appended and the answer generated after it."""
-    return thinking.close_marker not in text
+def continuation(tokens: list[int], text: str, max_tokens: int, thinking: ThinkingParams,
+                 tokenizer: Any) -> tuple[list[int], int] | None:
+    """What a reply cut at the thinking budget (`tokens`, decoded `text`) still needs: (the reply to
+    continue from, the answer tokens it may add), or None (its answer already took `max_tokens`).
+
+    Still in its reasoning (no `close_marker`): the marker's tokens are appended and the whole answer
+    budget is left; reasoning closed within the budget and the answer begun: what is left of it."""
+    if thinking.close_marker not in text:
+        marker = list(tokenizer(thinking.close_marker, add_special_tokens=False)["input_ids"])
+        return tokens + marker, max_tokens
+    left = max_tokens - (len(tokens) - tokens_through(tokens, thinking.close_marker, tokenizer))
+    return (tokens, left) if left > 0 else None
 
 
 def tokens_through(tokens: list[int], marker: str, tokenizer: Any) -> int:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from biorab.generation.reasoning import ThinkingParams, needs_answer, tokens_through
+from biorab.generation.reasoning import ThinkingParams, continuation
 
 
 def budgeted_outputs(generate: Callable[[list[dict[str, list[int]]], list[Any]], Sequence[Any]],
@@ -33,19 +33,13 @@ def budgeted_outputs(generate: Callable[[list[dict[str, list[int]]], list[Any]],
     assert budget is not None
     first = generate(list(prompts), [sampling(i, max_tokens if guided[i] else budget)
                                      for i in range(len(prompts))])
-    marker = list(tokenizer(thinking.close_marker, add_special_tokens=False)["input_ids"])
     todo: dict[int, tuple[list[int], int]] = {}  # row -> (reply so far, answer tokens it may add)
     for i, out in enumerate(first):
         done = out.outputs[0]
-        if guided[i] or done.finish_reason != "length":
-            continue
-        tokens = list(done.token_ids)
-        if needs_answer(done.text, thinking):
-            todo[i] = (tokens + marker, max_tokens)
-        else:
-            left = max_tokens - (len(tokens) - tokens_through(tokens, thinking.close_marker, tokenizer))
-            if left > 0:
-                todo[i] = (tokens, left)
+        if not guided[i] and done.finish_reason == "length":
+            more = continuation(list(done.token_ids), done.text, max_tokens, thinking, tokenizer)
+            if more is not None:
+                todo[i] = more
     if not todo:
         return list(first)
     rows = list(todo)

@@ -122,3 +122,25 @@ def test_drugmech_delete_link_option_reads_the_answer_only(drugmechcf_dir: Path)
     final = WHY + "\n\nSummary:\n" + EL_OPTIONS["Fully Blocked"]
     s = score_answer(query, _fake_reply(draft, final)[1])
     assert (s.option, s.correct_strict) == ("Fully Blocked", True)
+
+
+class _Chars:
+    """A character tokenizer: token i is chr(i)."""
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
+        return {"input_ids": [ord(c) for c in text]}
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return "".join(chr(i) for i in ids)
+
+
+def test_what_a_reply_cut_at_the_budget_still_needs() -> None:
+    from biorab.generation.reasoning import continuation
+
+    chars, thinking = _Chars(), ThinkingParams(token_budget=12)
+    open_reply = [ord(c) for c in "<think>abcde"]
+    assert continuation(open_reply, "<think>abcde", 4, thinking, chars) == (
+        [ord(c) for c in "<think>abcde</think>"], 4)  # still thinking: the marker, the whole answer budget
+    closed = [ord(c) for c in "ab</think>YE"]  # the answer began: 2 of its 4 tokens taken
+    assert continuation(closed, "ab</think>YE", 4, thinking, chars) == (closed, 2)
+    assert continuation(closed, "ab</think>YE", 2, thinking, chars) is None  # the answer budget is spent
