@@ -4,6 +4,7 @@ command resumes once the key works."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,11 +23,18 @@ def server() -> Iterator[FaultServer]:
         yield s
 
 
-def test_a_refused_key_stops_the_ray_run_with_one_line(server: FaultServer, tmp_path: Path,
-                                                       data_dir: Path) -> None:
+@pytest.fixture
+def ray_temp() -> Iterator[str]:
+    """A short temp dir for the local Ray's session files (its socket paths), removed afterwards."""
+    path = tempfile.mkdtemp(prefix="rbf", dir="/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_refused_key_stops_the_ray_run_with_one_line(server: FaultServer, tmp_path: Path, data_dir: Path,
+                                                       ray_temp: str) -> None:
     server.always = "401"
     backend = {"name": "openai", "params": {"base_url": server.base_url, "model": "gpt-4o", "max_retries": 2}}
-    ray_temp = tempfile.mkdtemp(prefix="rbf", dir="/tmp")
     cfg = write_config(tmp_path, data_dir, backend=backend, sampling={"max_tokens": 2},
                        resources={"llm": {"batch_size": 2}, "temp_dir": ray_temp})
     out = biorab("run", str(cfg), cache=tmp_path / "cache")
