@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from biorab.errors import BackendFatalError
 from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
@@ -149,12 +150,57 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
             return stats
         ds = build_pipeline(request.with_rows(rest), retrieved=retrieved,
                             preload=known_miss(rest, request.plans, retrieved=retrieved))
-        for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            _count(from_table(batch), stats, total, request)
+        try:
+            for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+                _count(from_table(batch), stats, total, request)
+        except Exception as e:
+            fatal = backend_fatal_cause(e)
+            if fatal is None:
+                raise
+            # The original alone: the CLI prints its one line (exit 2) as for ``--no-ray``, not Ray's
+            # wrapped traceback of the actor.
+            raise fatal from None
         return stats
     finally:
         if started:
             ray.shutdown()
+
+
+#: how the worker's traceback text names a `BackendFatalError` ("biorab.errors.BackendFatalError: message")
+_FATAL_LINE = f"{BackendFatalError.__module__}.{BackendFatalError.__qualname__}: "
+
+
+def backend_fatal_cause(error: BaseException) -> BackendFatalError | None:
+    """The `BackendFatalError` an LLM actor raised, out of Ray's wrapping of it, or None if it was not one.
+
+    Ray Data wraps a UDF's error in a ``UserCodeException`` (``raise … from e``) and Ray in a ``RayTaskError``
+    whose ``cause`` is that ``UserCodeException``; its ``__cause__``, the original, does not survive the
+    pickling to the driver (measured on Ray 2.60: ``cause.__cause__`` is None). What survives is the
+    worker's formatted traceback in the error's text, so the message is taken from its
+    ``biorab.errors.BackendFatalError: …`` line (the messages are one line, `openai_client._fatal_message`).
+    An original found in the chain (a plain Ray task or actor call keeps it as ``cause``) is used first."""
+    from ray.exceptions import RayError
+
+    seen: set[int] = set()
+    todo: list[BaseException] = [error]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        # a RayTaskError made `as_instanceof_cause` is a BackendFatalError too, but its text is Ray's
+        # traceback: the original is under it
+        if isinstance(e, BackendFatalError) and not isinstance(e, RayError):
+            return e
+        todo += [c for c in (e.__cause__, e.__context__, getattr(e, "cause", None))
+                 if isinstance(c, BaseException)]
+    if not isinstance(error, RayError):
+        return None
+    for line in reversed(str(error).splitlines()):
+        line = line.strip()
+        if line.startswith(_FATAL_LINE):
+            return BackendFatalError(line[len(_FATAL_LINE):])
+    return None
 
 
 def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int,

@@ -148,5 +148,8 @@ def prediction(answer: Answer) -> dict[str, Any]:
 
 def generation(answer: Answer) -> dict[str, Any]:
     g = answer.generation
-    return {"text": g.text, "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
-            "completion_tokens": g.completion_tokens}
+    out = {"text": g.text, "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
+           "completion_tokens": g.completion_tokens}
+    if g.reasoning is not None:  # a split thinking reply keeps its reasoning beside the answer
+        out["reasoning"] = g.reasoning
+    return out

@@ -14,8 +14,11 @@ from biorab.ral import Answer
 def chat_completion(answer: Answer, model: str, rid: str, extension: dict[str, Any]) -> dict[str, Any]:
     """The ``chat.completion`` object; `extension` goes into the ``biorab`` field."""
     gen = answer.generation
+    message = {"role": "assistant", "content": gen.text}
+    if gen.reasoning is not None:  # a split thinking reply: the reasoning as vLLM's server returns it
+        message["reasoning_content"] = gen.reasoning
     return {"id": f"chatcmpl-{rid}", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": gen.text},
+            "choices": [{"index": 0, "message": message,
                          "finish_reason": finish_reason(gen.finish_reason), "logprobs": None}],
             "usage": usage(answer), "biorab": extension}
 

@@ -14,7 +14,8 @@ It never loads a model. Its answer is one of:
   to `answer` when the prompt shows no labeled example.
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
-`Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do).
+`Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
+``thinking: {token_budget: N}`` keeps the first N words of `think` (a word a token), as a budget cuts it.
 
 Faults can be injected deterministically: every `fail_every`-th `generate` call fails (raises
 `BackendError`, or returns error rows), and the example ids in `fail_ids` always come back as error rows.
@@ -118,7 +119,10 @@ class FakeBackend:
         logprobs = _label_logprobs(weights, answer) if params.score_labels and choices else None
         if self.params.think is not None:
             marks = self.params.thinking
-            answer = f"{marks.open_marker}{self.params.think}{marks.close_marker}\n\n{answer}"
+            think = self.params.think
+            if marks.token_budget is not None:  # a word a token: cut at the budget, then closed
+                think = " ".join(think.split()[: marks.token_budget])
+            answer = f"{marks.open_marker}{think}{marks.close_marker}\n\n{answer}"
         gen = Generation(
             text=answer,
             prompt_tokens=len(prompt.text.split()),

@@ -26,7 +26,7 @@ from biorab.generation.hf_params import CAPABILITIES, TransformersParams
 from biorab.generation.hf_stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
-from biorab.generation.reasoning import apply_split
+from biorab.generation.reasoning import apply_split, continuation
 from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -182,7 +182,6 @@ class TransformersBackend:
                                   pad_id=self.tokenizer.pad_token_id)  # fmt: skip
         return dict(zip(rows, scores, strict=True))
 
-    @torch.inference_mode()
     def _generate_batch(
         self,
         batch_ids: list[list[int]],
@@ -190,6 +189,57 @@ class TransformersBackend:
         params: SamplingParams,
         grammars: list[Any] | None = None,
     ) -> list[Generation]:
+        """A batch's rows; with a thinking budget (and no grammar, which decides the whole reply) in two
+        passes (`_budgeted`)."""
+        budget = self.params.thinking.token_budget
+        guided = bool(grammars) and any(g is not None for g in grammars or ())
+        if budget is None or guided:
+            rows = self._new_tokens(batch_ids, stops, params.max_tokens, params, grammars)
+        else:
+            rows = self._budgeted(batch_ids, stops, params, budget)
+        return [self._decode_row(tokens, finish, len(batch_ids[i]), stops[i], batch_size=len(batch_ids))
+                for i, (tokens, finish) in enumerate(rows)]
+
+    def _budgeted(self, batch_ids: list[list[int]], stops: list[tuple[str, ...]], params: SamplingParams,
+                  budget: int) -> list[tuple[list[int], str]]:
+        """Thinking up to `budget` new tokens; a row cut there with its reasoning still open gets the close
+        marker appended, and those rows (as one batch) generate their answer of up to `max_tokens` in a
+        second call on the extended prompt (`reasoning.continuation`). A row that ended within the budget
+        is done; one that closed its reasoning and was cut in its answer continues without a marker, for
+        what is left of `max_tokens`."""
+        first = self._new_tokens(batch_ids, stops, budget, params)
+        todo: dict[int, tuple[list[int], int]] = {}  # row -> (reply so far, answer tokens it may add)
+        for i, (tokens, finish) in enumerate(first):
+            if finish == "length":
+                text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                if (more := continuation(tokens, text, params.max_tokens, self.params.thinking,
+                                         self.tokenizer)) is not None:
+                    todo[i] = more
+        if not todo:
+            return first
+        rows = list(todo)
+        longest = max(todo[i][1] for i in rows)
+        second = self._new_tokens([batch_ids[i] + todo[i][0] for i in rows], [stops[i] for i in rows],
+                                  longest, params)
+        out = list(first)
+        for i, (tokens, finish) in zip(rows, second, strict=True):
+            reply, allowed = todo[i]
+            if len(tokens) > allowed:  # the batch ran to its longest allowance
+                tokens, finish = tokens[:allowed], "length"
+            out[i] = (reply + tokens, finish)
+        return out
+
+    @torch.inference_mode()
+    def _new_tokens(
+        self,
+        batch_ids: list[list[int]],
+        stops: list[tuple[str, ...]],
+        max_new: int,
+        params: SamplingParams,
+        grammars: list[Any] | None = None,
+    ) -> list[tuple[list[int], str]]:
+        """One `generate` call: each row's new tokens up to its stop string (``stop``), its EOS included
+        (``stop``) or `max_new` (``length``)."""
         pad = self.tokenizer.pad_token_id
         width = max(len(r) for r in batch_ids)
         input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in batch_ids], dtype=torch.long)
@@ -207,44 +257,44 @@ class TransformersBackend:
             # a grammar lets a row end with any EOS it was built with: generate must stop on all of them
             sampling.update(logits_processor=LogitsProcessorList([processor]),
                             eos_token_id=sorted(_eos_ids(self.model, self.tokenizer)))  # fmt: skip
-        sampling.update(_prefilled_cache(self.model, batch_ids, params.max_tokens, pad))
+        sampling.update(_prefilled_cache(self.model, batch_ids, max_new, pad))
         with torch.random.fork_rng(devices=[]):  # seeded sampling without touching the caller's RNG
             torch.manual_seed(params.seed)
             output = self.model.generate(
                 input_ids=input_ids.to(self.params.device),
                 attention_mask=mask.to(self.params.device),
-                max_new_tokens=params.max_tokens,
+                max_new_tokens=max_new,
                 pad_token_id=pad,
                 stopping_criteria=StoppingCriteriaList([criterion]),
                 **sampling,
             )
         new = output[:, width:].cpu()
-        return [
-            self._decode_row(new[row], len(batch_ids[row]), criterion.stopped_after[row], stops[row],
-                             batch_size=len(batch_ids))  # fmt: skip
-            for row in range(len(batch_ids))
-        ]
+        eos = _eos_ids(self.model, self.tokenizer)
+        rows = []
+        for row in range(len(batch_ids)):
+            tokens = new[row].tolist()
+            stopped_after = criterion.stopped_after[row]
+            if stopped_after is not None:
+                count, finish = stopped_after, "stop"
+            else:
+                first_eos = next((k for k, t in enumerate(tokens) if t in eos), None)
+                count, finish = (first_eos + 1, "stop") if first_eos is not None else (len(tokens), "length")
+            rows.append((tokens[:count], finish))
+        return rows
 
     def _decode_row(
         self,
-        new: torch.Tensor,
+        tokens: list[int],
+        finish: str,
         prompt_tokens: int,
-        stopped_after: int | None,
         stops: tuple[str, ...],
         *,
         batch_size: int,
     ) -> Generation:
-        """Text and token counts of one row: new tokens up to its stop string, EOS, or `max_tokens`."""
-        tokens = new.tolist()
-        eos = _eos_ids(self.model, self.tokenizer)
-        if stopped_after is not None:
-            count, finish = stopped_after, "stop"
-        else:
-            first_eos = next((k for k, t in enumerate(tokens) if t in eos), None)
-            count, finish = (first_eos + 1, "stop") if first_eos is not None else (len(tokens), "length")
-        text = self.tokenizer.decode(tokens[:count], skip_special_tokens=True)
+        """Text and token counts of one row (its new tokens, a forced close marker included)."""
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
         text, hit = truncate_at_stop(text, stops)
-        return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=count,
+        return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(tokens),
                           finish_reason="stop" if hit else finish, batch_size=batch_size)  # fmt: skip
 
     def close(self) -> None:

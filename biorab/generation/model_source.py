@@ -118,11 +118,12 @@ def engine_digest(weights: str, engine: str, params: object) -> str:
     - every other engine (``vllm``) is marked with its name: greedy outputs differ across engines, so a
       vLLM run must not report a transformers run's generations. ``share_cache_across_engines: true``
       (an explicit opt-in, logged with the config's params) keys it like transformers instead.
-    - a split thinking reply (``thinking: {split: true}``) is stored split: marked with its markers.
+    - a split thinking reply (``thinking: {split: true}``) is stored split, a thinking budget
+      (``thinking: {token_budget: N}``) changes the reply: either marks it with the thinking params.
     """
     digest = _engine_digest(weights, engine, params)
     thinking = getattr(params, "thinking", None)
-    if thinking is not None and thinking.split:
+    if thinking is not None and thinking.keys_reply:
         return stable_digest({"digest": digest, "thinking": thinking.model_dump(mode="json")})
     return digest
 

@@ -11,6 +11,9 @@ engine stops on them), so a thinking model's prompts should not stop on text its
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from biorab.params import Params
 from biorab.records import Generation
@@ -22,15 +25,32 @@ class ThinkingParams(Params):
     Attributes:
         split: split ``<think>…</think>`` reasoning from the answer (off: the text is kept whole).
         open_marker / close_marker: the model's markers.
-
-    On these backends the thinking is bounded only by `SamplingParams.max_tokens` (reasoning and answer
-    together); a separate budget exists only through a vLLM server (the openai backend's
-    `thinking_token_budget`).
+        token_budget: the most tokens the reasoning may take (None: no budget, `SamplingParams.max_tokens`
+            bounds reasoning and answer together). A reply still open after `token_budget` tokens gets
+            `close_marker` appended and is continued for the answer, which `max_tokens` then bounds
+            (transformers and vLLM offline: a second generate call on the extended prompt; the fake
+            backend: its `think` cut to `token_budget` words). Independent of `split`. Through a vLLM
+            server the same budget is the openai backend's `thinking_token_budget`.
     """
 
     split: bool = False
     open_marker: str = "<think>"
     close_marker: str = "</think>"
+    token_budget: int | None = Field(default=None, ge=1)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # without a budget the dump is the one from before the budget existed: cache digests that hash
+        # these params (fake backend, split thinking) stay as they were
+        out: dict[str, Any] = handler(self)
+        if out.get("token_budget") is None:
+            out.pop("token_budget", None)
+        return out
+
+    @property
+    def keys_reply(self) -> bool:
+        """Whether these params change a stored reply (so the generation cache key must hold them)."""
+        return self.split or self.token_budget is not None
 
 
 def split_reasoning(text: str, open_marker: str = "<think>", close_marker: str = "</think>"
@@ -56,6 +76,33 @@ def split_reasoning(text: str, open_marker: str = "<think>", close_marker: str =
     if start >= 0 and not text[:start].strip():
         return text[start + len(open_marker):].strip(), ""
     return None, text
+
+
+def continuation(tokens: list[int], text: str, max_tokens: int, thinking: ThinkingParams,
+                 tokenizer: Any) -> tuple[list[int], int] | None:
+    """What a reply cut at the thinking budget (`tokens`, decoded `text`) still needs: (the reply to
+    continue from, the answer tokens it may add), or None (its answer already took `max_tokens`).
+
+    Still in its reasoning (no `close_marker`): the marker's tokens are appended and the whole answer
+    budget is left; reasoning closed within the budget and the answer begun: what is left of it."""
+    if thinking.close_marker not in text:
+        marker = list(tokenizer(thinking.close_marker, add_special_tokens=False)["input_ids"])
+        return tokens + marker, max_tokens
+    left = max_tokens - (len(tokens) - tokens_through(tokens, thinking.close_marker, tokenizer))
+    return (tokens, left) if left > 0 else None
+
+
+def tokens_through(tokens: list[int], marker: str, tokenizer: Any) -> int:
+    """How many of `tokens` it takes for their text to hold `marker` (their whole text holds it): the
+    reply's reasoning, marker included, in tokens. A binary search (holding it is monotone in the length)."""
+    lo, hi = 1, len(tokens)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if marker in tokenizer.decode(tokens[:mid], skip_special_tokens=True):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def apply_split(gen: Generation, thinking: ThinkingParams) -> Generation:

@@ -5,8 +5,9 @@ the engine on arrival and joins the running batch, instead of waiting for a `ser
 request whose caller went away is aborted inside the engine (cancelling the awaiting task makes vLLM abort
 it; `abort(request_id)` does the same for a request id). It is the same engine as the offline ``vllm``
 backend: the same params, model resolution, engine arguments, request plan (`RequestPlan`: label scoring
-by `biorab.generation.vllm_label_scoring`, structured outputs) and cache digest, so a served generation
-and an evaluated one are keyed alike.
+by `biorab.generation.vllm_label_scoring`, structured outputs), thinking split (``thinking: {split: true}``,
+`biorab.generation.reasoning`) and cache digest, so a served generation and an evaluated one are keyed
+alike. A thinking budget (``thinking.token_budget``, two passes on the offline engine) is refused here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from biorab.errors import BackendError
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
+from biorab.generation.reasoning import apply_split
 from biorab.generation.vllm_engine import (
     RequestPlan,
     VLLMBackend,
@@ -44,6 +46,10 @@ class AsyncVLLMBackend:
 
     def __init__(self, params: VLLMBackend.Params | None = None) -> None:
         self.params = p = params or VLLMBackend.Params()
+        if p.thinking.token_budget is not None:
+            raise BackendError("backend.params.thinking.token_budget: the thinking budget runs on the "
+                               "offline vllm engine (biorab run) and transformers, not on Serve's async "
+                               "engine; leave it unset in the serve config")
         _import_vllm()
         from vllm.engine.arg_utils import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM
@@ -93,7 +99,7 @@ class AsyncVLLMBackend:
                                                     strict=True)))
         finally:
             self._running.pop(owner, None)
-        return plan.finish(outputs, scores)
+        return [apply_split(g, self.params.thinking) for g in plan.finish(outputs, scores)]
 
     async def _one(self, owner: str, ids: list[str], prompt: dict[str, list[int]], sampling: Any,
                    lora: Any) -> Any:

@@ -137,10 +137,26 @@ class VLLMBackend:
         plan = self.plan(prompts, params)
         scores = self.llm.generate(plan.score_prompts, plan.score_sampling, use_tqdm=False,
                                    lora_request=self._lora) if plan.score_prompts else []
-        outputs = self.llm.generate(plan.generate_prompts, plan.generate_sampling, use_tqdm=False,
-                                    lora_request=self._lora) if plan.generate_prompts else []
+        outputs = self._generate(plan) if plan.generate_prompts else []
         gens = plan.finish(outputs, scores)  # one call each: scheduled together
         return [apply_split(g, self.params.thinking) for g in gens]
+
+    def _generate(self, plan: RequestPlan) -> Sequence[Any]:
+        """The engine outputs of the plan's generation requests; with a thinking budget in two passes
+        (`biorab.generation.vllm_thinking`)."""
+        def generate(prompts: list[dict[str, list[int]]], sampling: list[Any]) -> Sequence[Any]:
+            return self.llm.generate(prompts, sampling, use_tqdm=False, lora_request=self._lora)
+
+        if self.params.thinking.token_budget is None:
+            return generate(plan.generate_prompts, plan.generate_sampling)
+        from biorab.generation.vllm_thinking import budgeted_outputs
+
+        rows = [plan.prompts[i] for i in plan.generate_rows]
+        return budgeted_outputs(
+            generate, plan.generate_prompts,
+            lambda k, limit: _vllm_sampling(plan.params.model_copy(update={"max_tokens": limit}), rows[k]),
+            plan.params.max_tokens, [structured_spec(plan.params, p) is not None for p in rows],
+            self.params.thinking, self.tokenizer)
 
     def plan(self, prompts: Sequence[Prompt], params: SamplingParams) -> RequestPlan:
         """The engine requests that answer `prompts` (`RequestPlan`), shared with the async engine."""

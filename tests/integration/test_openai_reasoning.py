@@ -164,7 +164,7 @@ def test_run_reports_tokens_finish_reasons_and_cost_per_cell(server: FaultServer
 
 def test_a_refused_key_stops_the_run_resumably(server: FaultServer, tmp_path: Path, data_dir: Path) -> None:
     """One clear message and exit 2, no error rows; the same command resumes once the key works (in-process;
-    on Ray the driver gets Ray's wrapped error instead, docs/generation.md#openai)."""
+    on Ray: tests/ray/test_pipeline_ray_fatal.py)."""
     server.always = "401"
     backend = {"name": "openai", "params": {"base_url": server.base_url, "model": "gpt-4o", "max_retries": 2}}
     cfg = write_config(tmp_path, data_dir, backend=backend, sampling={"max_tokens": 2})

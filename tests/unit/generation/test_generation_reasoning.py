@@ -11,6 +11,7 @@ from biorab.drugmech.prompts.texts import EL_OPTIONS
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.drugmech.scoring.correctness import score_answer
 from biorab.generation import SamplingParams, build_backend
+from biorab.generation.hf_params import TransformersParams
 from biorab.generation.reasoning import ThinkingParams, apply_split, split_reasoning
 from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
 from biorab.records import Generation, Prompt
@@ -61,6 +62,30 @@ def test_split_changes_the_cache_key() -> None:
     assert build_backend("fake", {"answer": "a", "thinking": {"split": True}}).model_digest != plain
 
 
+def test_fake_thinking_budget_cuts_the_reasoning_then_answers() -> None:
+    params = {"answer": "NO", "think": "one two three four five",
+              "thinking": {"split": True, "token_budget": 2}}
+    [gen] = build_backend("fake", params).generate([Prompt("q", "p")], SamplingParams(max_tokens=4))
+    assert (gen.text, gen.reasoning, gen.finish_reason) == ("NO", "one two", "stop")
+    params["thinking"] = {"token_budget": 9}  # not reached: the whole reasoning, unsplit
+    [whole] = build_backend("fake", params).generate([Prompt("q", "p")], SamplingParams())
+    assert whole.text == "<think>one two three four five</think>\n\nNO"
+
+
+def test_the_budget_is_in_the_cache_key_and_no_budget_keeps_the_old_keys() -> None:
+    from biorab.generation.model_source import engine_digest
+
+    unset = {"split": False, "open_marker": "<think>", "close_marker": "</think>"}
+    assert ThinkingParams().model_dump() == unset
+    plain = build_backend("fake", {"answer": "a"}).model_digest
+    budget = build_backend("fake", {"answer": "a", "thinking": {"token_budget": 8}}).model_digest
+    other = build_backend("fake", {"answer": "a", "thinking": {"token_budget": 9}}).model_digest
+    assert len({plain, budget, other}) == 3
+    keyed = [engine_digest("w", "transformers", TransformersParams(thinking=t)) for t in
+             ({}, {"token_budget": 8}, {"token_budget": 9}, {"split": True})]  # type: ignore[arg-type]
+    assert keyed[0] == "w" and len(set(keyed)) == 4
+
+
 def _fake_reply(think: str, answer: str) -> tuple[str, str]:
     """(the whole reply, the answer alone) from the fake backend in thinking mode."""
     params = {"answer": answer, "think": think}
@@ -97,3 +122,25 @@ def test_drugmech_delete_link_option_reads_the_answer_only(drugmechcf_dir: Path)
     final = WHY + "\n\nSummary:\n" + EL_OPTIONS["Fully Blocked"]
     s = score_answer(query, _fake_reply(draft, final)[1])
     assert (s.option, s.correct_strict) == ("Fully Blocked", True)
+
+
+class _Chars:
+    """A character tokenizer: token i is chr(i)."""
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
+        return {"input_ids": [ord(c) for c in text]}
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return "".join(chr(i) for i in ids)
+
+
+def test_what_a_reply_cut_at_the_budget_still_needs() -> None:
+    from biorab.generation.reasoning import continuation
+
+    chars, thinking = _Chars(), ThinkingParams(token_budget=12)
+    open_reply = [ord(c) for c in "<think>abcde"]
+    assert continuation(open_reply, "<think>abcde", 4, thinking, chars) == (
+        [ord(c) for c in "<think>abcde</think>"], 4)  # still thinking: the marker, the whole answer budget
+    closed = [ord(c) for c in "ab</think>YE"]  # the answer began: 2 of its 4 tokens taken
+    assert continuation(closed, "ab</think>YE", 4, thinking, chars) == (closed, 2)
+    assert continuation(closed, "ab</think>YE", 2, thinking, chars) is None  # the answer budget is spent
