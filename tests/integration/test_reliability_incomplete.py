@@ -43,9 +43,11 @@ def test_all_failed_generations_exit_3_and_log_no_score(tmp_path: Path, data_dir
     assert exp is not None
     (run,) = [r for r in client.search_runs([exp.experiment_id]) if "cell_id" in r.data.tags]
     assert run.data.tags["incomplete"] == "true"
-    # counts only (rows_written: the cell's live progress), no score
+    # counts only (rows_written: the cell's live progress; token use, and the 6 replies not ended by
+    # `stop`: here all failed), no score
     assert run.data.metrics == {"n": 6.0, "parse_failures": 0.0, "generation_failures": 6.0,
-                                "rows_written": 6.0}
+                                "rows_written": 6.0, "prompt_tokens": 0.0, "completion_tokens": 0.0,
+                                "reasoning_tokens": 0.0, "not_stopped": 6.0}
 
     # a working backend (another cell: the backend params are in the fingerprint) completes: exit 0
     fixed = write_config(tmp_path, data_dir, **{**ALL_FAIL, "backend": {"name": "fake",
