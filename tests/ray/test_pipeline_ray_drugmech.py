@@ -51,6 +51,14 @@ def test_drugmech_on_ray_matches_in_process(local_ray: None, tmp_path: Path) -> 
     assert (local.stats.generated, local.stats.generation_cache_hits) == (0, 32)
     assert rows(distributed) == rows(local)
     assert [c.metrics for c in distributed.cells] == [c.metrics for c in local.cells]
+    # the same sections; token use too, except what this run generated itself (``fresh_*``): the Ray run
+    # made every answer, the in-process run found them all in the store
+    fresh = ("fresh_prompt_tokens", "fresh_completion_tokens")
+    ray_usage, local_usage = distributed.sections.pop("usage"), local.sections.pop("usage")
     assert distributed.sections == local.sections
+    assert {k: v for k, v in ray_usage.items() if k not in fresh} == \
+        {k: v for k, v in local_usage.items() if k not in fresh}
+    assert [ray_usage[k] for k in fresh] == [ray_usage["prompt_tokens"], ray_usage["completion_tokens"]]
+    assert [local_usage[k] for k in fresh] == [0, 0]
     again = run_experiment(make_config(tmp_path / "ray"), executor=RayExecutor())
     assert again.total_pending == 0 and again.stats.generated == 0
