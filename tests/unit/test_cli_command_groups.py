@@ -21,6 +21,7 @@ GROUPS = {
     "data": {"data"}, "score": {"score", "compare"}, "retrieve": {"retrieve", "corpus"}, "models": {"models"},
     "run": {"run"}, "components": {"ls", "validate"}, "drugmech": {"drugmech"}, "serve": {"serve"},
     "tune": {"tune", "tune-compare"}, "sweep": {"sweep", "plan", "report", "track"},
+    "explore": {"explore"}, "replay": {"replay"},
 }
 
 
