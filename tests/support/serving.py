@@ -50,7 +50,8 @@ def wait_for_banner(proc: subprocess.Popen[str], timeout: float) -> str:
         if line.startswith(READY_LINE):
             return "".join(lines)
     proc.kill()
-    raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}")
+    stderr = proc.stderr.read()[-6000:] if proc.stderr is not None and proc.poll() is not None else ""
+    raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}\nstderr:\n{stderr}")
 
 
 def smollm2_loras(folder: Path) -> tuple[Path, Path]:
