@@ -29,6 +29,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,8 @@ def _time_filter(page: Any, name: str, repeat: int) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path("/tmp/biorab-bench-explorer"), help="run folder root")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "biorab-bench-explorer",
+                    help="run folder root (default: biorab-bench-explorer in the system temp dir)")
     ap.add_argument("--limit", type=int, default=1000, help="instances per dataset")
     ap.add_argument("--ray", action="store_true", help="run on local Ray (default: in-process)")
     ap.add_argument("--fresh", action="store_true", help="recompute the rows even when they are on disk")
