@@ -137,3 +137,12 @@ def test_only_tasks_with_shared_items_are_diagnosed() -> None:
     assert diagnosable("classification") and diagnosable("triple_extraction") and diagnosable("nli")
     assert diagnosable("link_prediction") and diagnosable("multilabel_classification")
     assert not diagnosable("qa") and not diagnosable("no_such_task")
+
+
+@pytest.mark.parametrize("name", ["biorab.diagnostics.claims", "biorab.diagnostics.cells"])
+def test_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0
