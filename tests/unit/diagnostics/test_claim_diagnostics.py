@@ -4,6 +4,7 @@ written here in its own matrix form (boolean check matrices, max over axes) as a
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -146,3 +147,22 @@ def test_doctests(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_rows_become_items_as_the_task_normalizes_them() -> None:
+    from biorab.diagnostics.cells import instance_claims
+
+    row = {"id": "t1", "label": "Aspirin|causes|Bleeding", "pred_ok": True,
+           "pred_label": "ASPIRIN|causes|bleeding\nfoo|bar|baz",
+           "hits": json.dumps([{"value": "aspirin |causes|  bleeding\nx|y|z"}, {"value": None}])}
+    failed = {**row, "id": "t2", "pred_ok": False}
+    twin = {"t1": F({"aspirin|causes|bleeding"})}
+    (_, claims), (_, unparsed) = instance_claims("triple_extraction", [row, failed], twin)
+    assert claims.gold == F({"aspirin|causes|bleeding"}) and claims.twin == twin["t1"]
+    assert claims.hits == (F({"aspirin|causes|bleeding", "x|y|z"}), F())
+    s = claim_scores(claims)
+    # the gold triple is held by hit 1 (relevant; hit 2 is unlabeled): recall 1, precision 1/2; the answer's
+    # two triples: the gold one (supported) and foo|bar|baz (no hit holds it: a hallucination)
+    assert (s["claim_recall"], s["context_precision"], s["context_utilization"]) == (1.0, 0.5, 1.0)
+    assert (s["faithfulness"], s["hallucination"], s["self_knowledge"]) == (0.5, 0.5, 0.0)
+    assert unparsed.answer == F() and unparsed.twin is None
