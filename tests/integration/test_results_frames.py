@@ -153,7 +153,8 @@ def test_compare_on_a_filtered_subset(folder: Path) -> None:
     assert (c.n, c.only_a, c.only_b) == (len(misled), only_a, only_b) and c.n > 0
     assert c.delta == pytest.approx((sum(right_b) - sum(right_a)) / len(misled))
     assert c.mcnemar_p == pytest.approx(binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue)
-    assert c.ci_low is not None and c.ci_high is not None and c.ci_low <= c.delta <= c.ci_high
+    assert c.ci_low is not None and c.ci_high is not None and c.delta is not None
+    assert c.ci_low <= c.delta <= c.ci_high
     assert results.compare(base, tuned, ids=misled, n_boot=500, seed=3) == c  # reproducible
     whole = results.compare(base, tuned)
     assert whole.n == len(a) and whole.n > c.n

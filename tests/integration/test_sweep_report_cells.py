@@ -95,7 +95,8 @@ ATTRIBUTION_COLUMNS = {"misled": "misled_rate", "resisted": "resisted_rate",
                        "copy (clean)": "copy_rate_clean", "copy (corrupted)": "copy_rate_corrupted",
                        "helped": "helped_rate", "hurt": "hurt_rate", "McNemar p": "flip_mcnemar_p"}
 CLAIM_COLUMNS = {"claim recall": "claim_recall", "context precision": "context_precision",
-                 "context utilization": "context_utilization", "noise (relevant)": "noise_sensitivity_relevant",
+                 "context utilization": "context_utilization",
+                 "noise (relevant)": "noise_sensitivity_relevant",
                  "noise (irrelevant)": "noise_sensitivity_irrelevant", "hallucination": "hallucination",
                  "self-knowledge": "self_knowledge", "knew it": "self_knowledge_knew_it",
                  "right without support": "right_without_support", "faithfulness": "faithfulness"}

@@ -28,6 +28,7 @@ def test_three_instances_by_hand() -> None:
     assert c.delta == pytest.approx(1 / 3)
     # sorted k = -1, 1, 3: h = 2 * 0.025 = 0.05 -> -1 + 0.05 * 2 = -0.9; h = 1.95 -> 1 + 0.95 * 2 = 2.9
     assert c.ci_low == pytest.approx(-0.9 / 3) and c.ci_high == pytest.approx(2.9 / 3)
+    assert c.ci_low is not None and c.ci_high is not None
     assert [c.ci_low * 3, c.ci_high * 3] == pytest.approx(list(np.percentile([-1, 1, 3], [2.5, 97.5])))
     # McNemar: one discordant pair each way but 2 for B: exact, p = 2 * (C(3,0) + C(3,1)) / 8 = 1
     assert (c.only_a, c.only_b, c.mcnemar_p, c.mcnemar_method) == (1, 2, 1.0, "exact")
