@@ -21,6 +21,7 @@ from biorab.attribution.evidence import cell_evidence
 from biorab.attribution.rates import rates
 from biorab.attribution.twin import HELPED, HURT, find_twin, flip
 from biorab.cells import CellPlan, CellResult
+from biorab.diagnostics.cells import add_claim_diagnostics
 from biorab.registry import TASKS
 
 ATTRIBUTION_FILE = "attribution.parquet"
@@ -92,6 +93,7 @@ def attribute_cell(result: CellResult, twin: CellResult | None, cells_dir: Path,
         row["flip"] = flip(other["_right"], row["_right"]) if other is not None else None
     _write(cells_dir / result.plan.cell_id / ATTRIBUTION_FILE, own)
     _add_rates(result, own, twin_rows, n_boot=n_boot, seed=seed)
+    add_claim_diagnostics(result, twin, n_boot=n_boot, seed=seed)
 
 
 def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
 from biorab.sweep.attribution_report import attribution_grids
+from biorab.sweep.claims_report import claim_grids
 from biorab.sweep.collect import CellRecord, collect, usage_by_model
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.significance import Significance, versus_baselines
@@ -86,7 +87,8 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
                  f"`biorab explore {sweep.sweep_dir()}`)\n")
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
-    parts += [to_markdown(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
+    grids = build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)
+    parts += [to_markdown(g) for g in grids]
     parts += [f"![{p.stem}]({p.name})" for p in plots]
     return "\n".join(parts) + "\n"
 
@@ -99,7 +101,7 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
                 f"(written by <code>biorab explore {html.escape(str(sweep.sweep_dir()))}</code>)</p>")
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
-    body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
+    body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)]
     body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots]
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(sweep.name)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -97,6 +97,10 @@ class TaskType:
     closed: ClassVar[bool] = True
     #: True when every gold label must be one of the template's labels (checked before training).
     labels_fixed: ClassVar[bool] = True
+    #: True when an answer item means the same in every instance (a class, a relation, a triple), so a
+    #: retrieved item's label can hold (support) this instance's item: the judge-free claim diagnostics
+    #: (`biorab.diagnostics`) are computed only for such tasks.
+    items_shared: ClassVar[bool] = True
     #: The answer ends at a blank line or a new ``###`` section: small models keep writing the next example
     #: after it. Not at "\n": the original wrapper ends with "### Response: \n" and SmolLM2 often starts
     #: its answer with a newline, which a "\n" stop cuts to nothing (12 of 15 single-label prompts in a

@@ -94,6 +94,12 @@ def rate(cell: dict[str, Any], metric: str) -> str:
 ATTRIBUTION_COLUMNS = {"misled": "misled_rate", "resisted": "resisted_rate",
                        "copy (clean)": "copy_rate_clean", "copy (corrupted)": "copy_rate_corrupted",
                        "helped": "helped_rate", "hurt": "hurt_rate", "McNemar p": "flip_mcnemar_p"}
+CLAIM_COLUMNS = {"claim recall": "claim_recall", "context precision": "context_precision",
+                 "context utilization": "context_utilization",
+                 "noise (relevant)": "noise_sensitivity_relevant",
+                 "noise (irrelevant)": "noise_sensitivity_irrelevant", "hallucination": "hallucination",
+                 "self-knowledge": "self_knowledge", "knew it": "self_knowledge_knew_it",
+                 "right without support": "right_without_support", "faithfulness": "faithfulness"}
 
 
 def test_every_report_number_is_its_cells_summary_value(
@@ -154,6 +160,11 @@ def test_every_report_number_is_its_cells_summary_value(
                 (f"fake / bm25 / labeled / {ade}", labeled),
                 (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method))},
     }
+    # the claim diagnostics: the same rows (every retrieving cell), one column per metric
+    want["Claim diagnostics (judge-free RAGChecker metrics), ×100 [95% CI]"] = {
+        label: {col: rate(cell, "claims/" + m) for col, m in CLAIM_COLUMNS.items()}
+        for label, cell in zip(want["Evidence attribution, rate ×100 [95% CI]"],
+                               (plain, twin, cf80, cf100, labeled, method), strict=True)}
     assert got == want
     # the 8-row and 4-row (method) cells are paired on all their instances with the 30-row no-retrieval
     # cell of the first block's run (docs/metrics.md: a twin from another run covers the cell's instances)

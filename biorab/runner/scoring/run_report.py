@@ -7,6 +7,8 @@ from typing import Any
 
 from biorab.attribution.cells import ERROR_RATE, EVIDENCE_RATES, FLIP_RATES, MCNEMAR_P, is_attribution_metric
 from biorab.cells import CellResult
+from biorab.diagnostics.cells import is_claim_metric
+from biorab.diagnostics.report import claim_lines
 from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,
     AWARENESS_CONVENTION,
@@ -46,13 +48,13 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
     ]
     for r in results:
         for metric, value in r.metrics.items():
-            if is_attribution_metric(metric):  # in the attribution tables below
+            if is_attribution_metric(metric) or is_claim_metric(metric):  # in the tables below
                 continue
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
             lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
                          f"{shown} | {r.parse_failures} | {r.generation_failures} |")
-    lines += _definitions(results) + _leak_lines(results) + attribution_lines(results)
+    lines += _definitions(results) + _leak_lines(results) + attribution_lines(results) + claim_lines(results)
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"
 
