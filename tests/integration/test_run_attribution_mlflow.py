@@ -50,9 +50,17 @@ def test_traces_carry_gold_verdict_misled_and_flip(tmp_path: Path, data_dir: Pat
             expected = found[("expected_answer", "Expectation")].expectation.value
             assert expected == next(i.label for i in _examples(cell, data_dir) if i.id == instance)
             assert found[("correct", "Feedback")].feedback.value == row["correct"]
-            assert found[("misled", "Feedback")].feedback.value == row["followed_corruption"]
+            # `misled` only where the evidence could mislead; a parse failure's verdict is `false`.
+            if row["misleading_evidence"]:
+                assert found[("misled", "Feedback")].feedback.value == row["followed_corruption"]
+            else:
+                assert ("misled", "Feedback") not in found
+            assert not (row["parse_failed"] and row["correct"] is not False)
             assert found[("flip", "Feedback")].feedback.value == row["flip"]
-            assert found[("misled", "Feedback")].source.source_type == "CODE"
+            assert found[("correct", "Feedback")].source.source_type == "CODE"
+        # The new rates reach MLflow with their bounds (docs/metrics.md lists them).
+        for name in ("misled_excess", "misled_rate_twin", "switched_to_evidence", "misled_share"):
+            assert child.data.metrics[name] == pytest.approx(cell.metrics[name]["value"])
     # The Traces page's filter: misled traces of the run's experiment.
     misled = tracing.search_traces(locations=[experiment.experiment_id],
                                    filter_string="feedback.misled = 'true'")
