@@ -297,3 +297,23 @@ def _top_label_is_a_lower_wrong(row: dict[str, Any], ledger: dict[str, dict[str,
     top = _items(task, hits[0]["value"]) - _items(task, row["label"])
     return any(top & (_items(task, h["value"]) - _items(task, ledger[h["doc_id"]]["original"]))
                for h in hits[1:] if h["doc_id"] in ledger and h["value"] != ledger[h["doc_id"]]["original"])
+
+
+def test_a_cell_without_a_twin_says_no_baseline(tmp_path: Path, data_dir: Path) -> None:
+    """No no-retrieval cell in the run: the conditional rates stay, and every report says they have no
+    baseline (summary.json, report.md, the MLflow tag), never silently."""
+    from biorab.experiment import ExperimentConfig
+    from biorab.tracking.cells import ci_tags
+
+    config = attribution_config(tmp_path, data_dir, COPY_TOP).model_dump(mode="json")
+    config["retrieval"] = config["retrieval"][1:]  # the counterfactual cells only
+    result = run_experiment(ExperimentConfig.model_validate(config))
+    report = result.report_path.read_text()
+    for cell in result.cells:
+        assert cell.metrics["misled_rate"]["value"] == 1.0
+        assert "misled_excess" not in cell.metrics and "helped_rate" not in cell.metrics
+        assert cell.extra["attribution"]["baseline"] == "no baseline"
+        assert ci_tags(cell)["attribution.baseline"] == "no baseline"
+        assert f"| {cell.plan.label} | no baseline |" + " no baseline |" * 8 in report
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    assert {c["attribution"]["baseline"] for c in summary["cells"]} == {"no baseline"}

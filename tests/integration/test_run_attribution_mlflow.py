@@ -39,6 +39,7 @@ def test_traces_carry_gold_verdict_misled_and_flip(tmp_path: Path, data_dir: Pat
         assert child.data.metrics["misled_rate"] == pytest.approx(cell.metrics["misled_rate"]["value"])
         assert "ci_low/misled_rate" in child.data.metrics and "ci_high/hurt_rate" in child.data.metrics
         assert child.data.tags["ci.misled_rate"].startswith(f"{cell.metrics['misled_rate']['value']:.3f} [")
+        assert child.data.tags["attribution.baseline"] == cell.extra["attribution"]["twin_cell_id"]
         traces = list(tracing.search_traces(locations=[experiment.experiment_id], run_id=child.info.run_id))
         assert len(traces) == TRACES
         for trace in traces:
