@@ -317,3 +317,47 @@ def test_a_cell_without_a_twin_says_no_baseline(tmp_path: Path, data_dir: Path) 
         assert f"| {cell.plan.label} | no baseline |" + " no baseline |" * 8 in report
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert {c["attribution"]["baseline"] for c in summary["cells"]} == {"no baseline"}
+
+
+def test_a_corpus_methods_wrong_labels_count_as_misleading(tmp_path: Path, data_dir: Path) -> None:
+    """A Detect-and-Correct cell whose (scripted) review keeps every testbed corruption and "corrects" every
+    clean item to the other class: the method's wrong labels are tagged corrupted (how: method, naming
+    it) though no ledger lists them, and the misled rate counts them, as recomputed here from the hits and
+    the dataset's own training labels."""
+    from biorab.datasets import load_dataset
+    from biorab.experiment import ExperimentConfig
+
+    train = {ex.id: ex.label for ex in load_dataset("ade_corpus_v2", "train", data_dir=data_dir)}
+    ledger = _ledger(tmp_path, data_dir, "ade_corpus_v2")
+    flipped = {"0": "1", "1": "0"}
+    tests = load_dataset("ade_corpus_v2", "test", data_dir=data_dir)[:12]
+    # The RAL answers the other class than the gold: misled wherever a misleading hit carries that label.
+    answers = {ex.id: flipped[ex.label] for ex in tests}
+    answers.update({f"{i}/detect": "correct" if i in ledger else f"incorrect: {flipped[label]}"
+                    for i, label in train.items()})
+    result = run_experiment(ExperimentConfig.model_validate({
+        "name": "method", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
+        "datasets": [{"name": "ade_corpus_v2", "limit": 12}],
+        "retrieval": [{"testbed": "counterfactual", "rate": RATE, "retriever": "bm25",
+                       "method": "detect_correct"}],
+        "backend": {"name": "fake", "params": {"mode": "map", "answers": answers, "answer": "correct"}},
+        "sampling": {"max_tokens": 8}, "n_boot": 50, "tracking": {"enabled": False}}))
+    (cell,) = result.cells
+    rows = pq.read_table(cell.predictions_path).to_pylist()
+    attribution = read_attribution(result.run_dir / "cells" / cell.plan.cell_id)
+    by_method = misleading = misled = 0
+    for row in rows:
+        gold, hits = row["label"], json.loads(row["hits"])
+        tags = json.loads(attribution[row["id"]]["hit_tags"])
+        for hit, tag in zip(hits, tags, strict=True):
+            wrong = hit["value"] != train[hit["doc_id"]]
+            assert tag["corrupted"] is wrong
+            if hit["doc_id"] not in ledger:  # every clean item was relabelled by the method
+                assert (tag["how"], tag["method"]) == ("method", "detect_correct")
+                by_method += 1
+        bad = [h["value"] for h in hits if h["value"] != train[h["doc_id"]] and h["value"] != gold]
+        misleading += bool(bad)
+        misled += bool(bad) and row["pred_label"] in bad
+    assert by_method > 0 and misleading > 0
+    assert cell.extra["attribution"]["with_misleading"] == misleading
+    assert cell.metrics["misled_rate"]["value"] == pytest.approx(misled / misleading)
