@@ -361,3 +361,31 @@ def test_a_corpus_methods_wrong_labels_count_as_misleading(tmp_path: Path, data_
     assert by_method > 0 and misleading > 0
     assert cell.extra["attribution"]["with_misleading"] == misleading
     assert cell.metrics["misled_rate"]["value"] == pytest.approx(misled / misleading)
+
+
+def test_a_cell_pairs_with_the_twin_of_its_own_slice(tmp_path: Path, data_dir: Path) -> None:
+    """A 1:1 resample of the split and its first 3 rows, each with and without retrieval, in one run: each
+    retrieving cell is paired with the no-retrieval cell of its own slice, on all its instances. The 1:1
+    twin sorts first by cell id and holds the 3 plain instances too: without the slice match the plain cell
+    would have taken it."""
+    from biorab.experiment import ExperimentConfig
+
+    result = run_experiment(ExperimentConfig.model_validate({
+        "name": "sb", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
+        "datasets": [{"name": "ade_corpus_v2", "resample": {"ratio": "1:1", "seed": 0}},
+                     {"name": "ade_corpus_v2", "limit": 3}],
+        "retrieval": [{"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25"}],
+        "backend": {"name": "fake", "params": COPY_TOP},
+        "sampling": {"max_tokens": 8}, "n_boot": 20, "tracking": {"enabled": False}}))
+    twins = {c.plan.cell_id: c for c in result.cells if not c.plan.retrieves}
+    assert sorted(twins)[0].startswith("ade_corpus_v2-test-1to1s0__none")
+    ids = {c.plan.label: {r["id"] for r in pq.read_table(c.predictions_path).to_pylist()}
+           for c in result.cells}
+    assert ids["ade_corpus_v2-test__none"] <= ids["ade_corpus_v2-test-1to1s0__none"]
+    paired = {}
+    for cell in (c for c in result.cells if c.plan.retrieves):
+        twin = twins[cell.extra["attribution"]["twin_cell_id"]]
+        paired[cell.plan.label.split("__")[0]] = twin.plan.label.split("__")[0]
+        assert cell.extra["attribution"]["paired"] == cell.n
+    assert paired == {"ade_corpus_v2-test-1to1s0": "ade_corpus_v2-test-1to1s0",
+                      "ade_corpus_v2-test": "ade_corpus_v2-test"}
