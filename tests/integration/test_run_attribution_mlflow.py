@@ -62,6 +62,19 @@ def test_traces_carry_gold_verdict_misled_and_flip(tmp_path: Path, data_dir: Pat
         # The new rates reach MLflow with their bounds (docs/metrics.md lists them).
         for name in ("misled_excess", "misled_rate_twin", "switched_to_evidence", "misled_share"):
             assert child.data.metrics[name] == pytest.approx(cell.metrics[name]["value"])
+    # The no-retrieval cells: the copier sees no example and answers nothing parsable, so each traced
+    # instance is a parse failure, logged as correct = false, with no misled feedback (nothing could mislead).
+    for cell in (c for c in result.cells if not c.plan.retrieves):
+        attribution = read_attribution(result.run_dir / "cells" / cell.plan.cell_id)
+        run_id = _run_id(store, cell)
+        traces = list(tracing.search_traces(locations=[experiment.experiment_id], run_id=run_id))
+        assert len(traces) == TRACES
+        for trace in traces:
+            full = tracing.get_trace(trace.info.trace_id)
+            row = attribution[full.info.tags["biorab.instance"]]
+            found = {a.name: a for a in full.info.assessments}
+            assert row["parse_failed"] and found["correct"].feedback.value is False
+            assert "misled" not in found
     # The Traces page's filter: misled traces of the run's experiment.
     misled = tracing.search_traces(locations=[experiment.experiment_id],
                                    filter_string="feedback.misled = 'true'")
