@@ -389,3 +389,33 @@ def test_a_cell_pairs_with_the_twin_of_its_own_slice(tmp_path: Path, data_dir: P
         assert cell.extra["attribution"]["paired"] == cell.n
     assert paired == {"ade_corpus_v2-test-1to1s0": "ade_corpus_v2-test-1to1s0",
                       "ade_corpus_v2-test": "ade_corpus_v2-test"}
+
+
+def test_the_copier_is_misled_every_time_on_every_counterfactual_cell(tmp_path: Path, data_dir: Path) -> None:
+    """Every fixture dataset at counterfactual 20% and 100%, BM25 k = 1 without ties (`keep_ties: false`:
+    Hetionet's link queries tie on 9 hits): the copier answers its only hit, so wherever that hit is
+    misleading it is misled, misled_rate exactly 1 (SemClass at 100% measured 0.54 under the old
+    denominator, which kept corruptions that carry the gold)."""
+    from biorab.experiment import ExperimentConfig
+
+    names = ("ade", "ade_corpus_v2", "chemprot", "git", "hetionet", "medmcqa", "pharmkg", "semclass")
+    result = run_experiment(ExperimentConfig.model_validate({
+        "name": "all", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
+        "datasets": [{"name": n, "limit": 12} for n in names],
+        "retrieval": [{"testbed": "counterfactual", "rate": r, "retriever": "bm25", "k": 1,
+                       "keep_ties": False} for r in (0.2, 1.0)],
+        "backend": {"name": "fake", "params": COPY_TOP},
+        "sampling": {"max_tokens": 64}, "n_boot": 0, "tracking": {"enabled": False}}))
+    misled, agrees = {}, {}
+    for cell in result.cells:
+        assert cell.plan.retrieval is not None
+        key = (cell.plan.dataset, cell.plan.retrieval.rate)
+        misled[key] = cell.metrics["misled_rate"]["value"]
+        agrees[key] = cell.extra["attribution"]["corruption_agrees_with_gold"]
+        rows = pq.read_table(cell.predictions_path).to_pylist()
+        assert all(len(json.loads(r["hits"])) == 1 for r in rows)
+    assert len(misled) == 16
+    # Every cell at 100% has misleading evidence; a cell at 20% without any has no misled rate (None).
+    assert all(v == 1.0 for (_, rate), v in misled.items() if rate == 1.0), misled
+    assert all(v in (1.0, None) for v in misled.values()), misled
+    assert agrees[("semclass", 1.0)] > 0  # the old denominator held these
