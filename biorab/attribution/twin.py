@@ -29,6 +29,10 @@ MARGIN_BINS: tuple[tuple[float, str], ...] = ((1.0, "margin_lt_1"), (3.0, "margi
 #: The prior bins where the twin's labels are not scored: its correctness.
 CORRECTNESS_BINS: tuple[str, str] = ("twin_wrong", "twin_right")
 PRIOR_BINS: tuple[str, ...] = (*(name for _, name in MARGIN_BINS), *CORRECTNESS_BINS)
+#: How the reports head each bin's column.
+PRIOR_BIN_LABELS: dict[str, str] = {"margin_lt_1": "prior margin < 1", "margin_1_to_3": "prior margin 1-3",
+                                    "margin_ge_3": "prior margin ≥ 3", "twin_wrong": "prior: twin wrong",
+                                    "twin_right": "prior: twin right"}
 
 T = TypeVar("T")
 

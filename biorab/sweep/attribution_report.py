@@ -24,7 +24,7 @@ from biorab.attribution.cells import (
     RANKS,
     TWIN_RATES,
 )
-from biorab.attribution.twin import PRIOR_BINS
+from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
 from biorab.metrics.paired import holm_or_none
 from biorab.sweep.collect import CellRecord
 from biorab.sweep.tables import Grid, rows_of
@@ -110,7 +110,7 @@ def _twin_grids(retrieving: list[CellRecord]) -> list[Grid]:
     bins = [b for b in PRIOR_BINS if any(BY_PRIOR + b in c.metrics for c in retrieving)]
     position = Grid("Misled by position and prior, rate ×100 [95% CI]",
                     ["first misleading at 1", "at 2", "at ≥ 3",
-                     *(f"prior {b.replace('_', ' ')}" for b in bins)],
+                     *(PRIOR_BIN_LABELS[b] for b in bins)],
                     note=POSITION_NOTE)
     for name, c in _one_row_each(retrieving):
         baseline = "misled_rate_twin" in c.metrics

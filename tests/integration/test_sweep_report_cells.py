@@ -102,6 +102,9 @@ TWIN_COLUMNS = {"misled (twin)": "misled_rate_twin", "misled excess": "misled_ex
                 "copy corrupted (twin)": "copy_rate_corrupted_twin",
                 "copy corrupted excess": "copy_rate_corrupted_excess"}
 BINS = ("margin_lt_1", "margin_1_to_3", "margin_ge_3", "twin_wrong", "twin_right")
+LABELS = {"margin_lt_1": "prior margin < 1", "margin_1_to_3": "prior margin 1-3",
+          "margin_ge_3": "prior margin ≥ 3", "twin_wrong": "prior: twin wrong",
+          "twin_right": "prior: twin right"}
 
 
 def position_columns(cells: list[dict[str, Any]]) -> dict[str, str]:
@@ -109,7 +112,7 @@ def position_columns(cells: list[dict[str, Any]]) -> dict[str, str]:
     bins = [b for b in BINS if any(f"misled_by_prior/{b}" in c["metrics"] for c in cells)]
     return {"first misleading at 1": "misled_by_rank/1", "at 2": "misled_by_rank/2",
             "at ≥ 3": "misled_by_rank/3_or_more",
-            **{f"prior {b.replace('_', ' ')}": f"misled_by_prior/{b}" for b in bins}}
+            **{LABELS[b]: f"misled_by_prior/{b}" for b in bins}}
 
 
 def holm_shown(cells: list[dict[str, Any]]) -> list[str]:

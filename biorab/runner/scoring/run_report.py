@@ -18,7 +18,7 @@ from biorab.attribution.cells import (
     TWIN_RATES,
     is_attribution_metric,
 )
-from biorab.attribution.twin import PRIOR_BINS
+from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
 from biorab.cells import CellResult
 from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,
@@ -174,8 +174,8 @@ def _position_lines(cells: Sequence[CellResult]) -> list[str]:
     bins = [b for b in PRIOR_BINS if any(b in (r.extra["attribution"].get("prior") or {}).get("bins", {})
                                          for r in retrieving)]
     out = ["", POSITION_NOTE, "",
-           "| cell | first misleading at 1 | at 2 | at ≥ 3 | " + " | ".join(f"prior {b.replace('_', ' ')}"
-                                                                       for b in bins) + " |",
+           "| cell | first misleading at 1 | at 2 | at ≥ 3 | " + " | ".join(PRIOR_BIN_LABELS[b] for b in bins)
+           + " |",
            "|---|---|---|---|" + "---|" * len(bins)]
     for r in retrieving:
         a = r.extra["attribution"]

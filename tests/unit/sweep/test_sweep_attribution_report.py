@@ -53,7 +53,7 @@ def test_attribution_and_error_type_tables() -> None:
         in twins
     assert "| m / bm25 / counterfactual (80%) / ade_corpus_v2 | " + " | ".join(["no baseline"] * 8) + " |" \
         in twins
-    assert position.columns[-1] == "prior twin wrong"
+    assert position.columns[-1] == "prior: twin wrong"
     assert "| m / bm25 / counterfactual (80%) / ade_corpus_v2 | n/a | n/a | n/a | no baseline |" \
         in to_markdown(position)
     assert errors.columns == ["wrong tail"]
