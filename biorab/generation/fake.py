@@ -11,7 +11,12 @@ It never loads a model. Its answer is one of:
   of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
   prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
   Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
-  to `answer` when the prompt shows no labeled example.
+  to `answer` when the prompt shows no labeled example;
+- ``copy_when_unsure``: a model with a prior. Its own answer is `answers[example_id]` (else `answer`), held
+  with the label log-prob margin `margins[example_id]` (else `margin`); where that margin is below
+  `unsure_below` it answers as ``copy_top`` instead (its prior when the prompt shows no example). With
+  ``score_labels`` its label log-probs put the answered label `margin` nats above every other label, so the
+  no-retrieval twin's margin is the one given (the prior bins of `biorab.attribution.twin`).
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -54,7 +59,7 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top", "copy_when_unsure"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         seed: int = 0
@@ -66,6 +71,9 @@ class FakeBackend:
         name: str = "fake"
         value_markers: tuple[str, ...] = ("response: ", "Response: ", " has label ", " is labeled as ")
         value_ends: tuple[str, ...] = ("\n\n### ", " Excample:", "Example: ", " Example:")
+        margins: dict[str, float] = Field(default_factory=dict)
+        margin: float = Field(default=10.0, ge=0.0)
+        unsure_below: float = Field(default=1.0, ge=0.0)
         think: str | None = None
         thinking: ThinkingParams = Field(default_factory=ThinkingParams)
 
@@ -116,7 +124,10 @@ class FakeBackend:
         words = answer.split()
         if len(words) > params.max_tokens:
             answer, finish = " ".join(words[: params.max_tokens]), "length"
-        logprobs = _label_logprobs(weights, answer) if params.score_labels and choices else None
+        logprobs = None
+        if params.score_labels and choices:
+            logprobs = (_margin_logprobs(choices, answer, self._margin(prompt))
+                        if self.params.mode == "copy_when_unsure" else _label_logprobs(weights, answer))
         if self.params.think is not None:
             marks = self.params.thinking
             think = self.params.think
@@ -138,10 +149,16 @@ class FakeBackend:
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
-        if mode == "copy_top":
+        if mode in ("copy_top", "copy_when_unsure"):
+            prior = self.params.answers.get(prompt.example_id, self.params.answer)
+            if mode == "copy_when_unsure" and self._margin(prompt) >= self.params.unsure_below:
+                return prior
             top = top_value(prompt, self.params.value_markers, self.params.value_ends)
-            return self.params.answer if top is None else top
+            return (self.params.answer if mode == "copy_top" else prior) if top is None else top
         return self.params.answer
+
+    def _margin(self, prompt: Prompt) -> float:
+        return self.params.margins.get(prompt.example_id, self.params.margin)
 
 
 def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
@@ -159,6 +176,18 @@ def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> st
         return max(matching, key=len)
     stops = [i for e in ends if (i := rest.find(e)) >= 0]
     return rest[: min(stops)].strip() if stops else rest.strip()
+
+
+def _margin_logprobs(choices: Sequence[str], answer: str, margin: float) -> dict[str, float]:
+    """Normalised log-probabilities with the answered label (if it is one) `margin` nats above every other.
+
+    >>> scores = _margin_logprobs(("yes", "no"), "yes", 2.0)
+    >>> round(scores["yes"] - scores["no"], 9)
+    2.0
+    """
+    raw = {c: (0.0 if c == answer.strip() else -margin) for c in choices}
+    total = math.log(sum(math.exp(v) for v in raw.values()))
+    return {label: value - total for label, value in raw.items()}
 
 
 def _label_logprobs(weights: dict[str, float], answer: str) -> dict[str, float]:

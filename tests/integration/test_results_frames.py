@@ -159,10 +159,10 @@ def test_compare_on_a_filtered_subset(folder: Path) -> None:
     whole = results.compare(base, tuned)
     assert whole.n == len(a) and whole.n > c.n
     # against the no-retrieval twin: the flips summary.json counts (the copying fake's twin sees no hit, so
-    # it fails to parse every answer: a null verdict counts as wrong)
+    # it fails to parse every answer, and a parse failure is wrong: correct is false)
     entry = _summary(folder)[base]["attribution"]
     twin = f"base/{entry['twin_cell_id']}"
-    assert all(r["correct"] is None for r in _parquet(folder, twin, "attribution").values())
+    assert all(r["correct"] is False for r in _parquet(folder, twin, "attribution").values())
     flips = results.compare(twin, base)
     assert (flips.only_a, flips.only_b, flips.mcnemar_p) == (entry["hurt"], entry["helped"],
                                                              entry["mcnemar"]["p_value"])

@@ -364,7 +364,7 @@
     field(col, "corpus", cell.testbed + (cell.retriever ? " · " + cell.retriever : ""));
     const badges = el("div", "badges");
     const badge = (text, cls) => badges.appendChild(el("span", "badge " + cls, text));
-    if (code & ATTRIBUTED) badge(VERDICTS[verdictOf(code)], "verdict-" + VERDICTS[verdictOf(code)]);
+    if (code & ATTRIBUTED) badge(VERDICTS[verdictOf(code)] + (verdictOf(code) === 2 && code & PARSE_FAILED ? " (parse failure)" : ""), "verdict-" + VERDICTS[verdictOf(code)]);
     if (code & PARSE_FAILED) badge("parse failure", "parse");
     if (code & GEN_ERROR) badge("generation failed", "error");
     if (code & MISLED) badge("misled", "misled");

@@ -6,6 +6,7 @@ actor) receives; it never carries the whole config.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -71,6 +72,7 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
         parser=cfg.parser,
         labels=dataset_labels(cell.dataset.name),
         corpus_key=corpus_key(cell),
+        slice_key=json.dumps(cell.dataset.fingerprint_json(), sort_keys=True),
     )
 
 

@@ -5,7 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.attribution.cells import ERROR_RATE, EVIDENCE_RATES, FLIP_RATES, MCNEMAR_P, is_attribution_metric
+from biorab.attribution.cells import (
+    AGREES,
+    BY_PRIOR,
+    BY_RANK,
+    ERROR_RATE,
+    EVIDENCE_RATES,
+    FLIP_RATES,
+    MCNEMAR_P,
+    MISLED_SHARE,
+    NO_BASELINE,
+    TWIN_RATES,
+    is_attribution_metric,
+)
+from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
 from biorab.cells import CellResult
 from biorab.diagnostics.cells import is_claim_metric
 from biorab.diagnostics.report import claim_lines
@@ -16,6 +29,7 @@ from biorab.metrics.definitions import (
     display_name,
     single_label,
 )
+from biorab.metrics.paired import holm_or_none
 
 #: The metric names of the awareness rates (`biorab.metrics.awareness`).
 _AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -84,28 +98,46 @@ def _leak_lines(results: Sequence[CellResult]) -> list[str]:
 
 
 ATTRIBUTION_NOTE = (
-    "Evidence attribution (docs/metrics.md): misled = answers that follow a corrupted retrieved item, among "
-    "instances whose evidence holds one (parse failures count as not misled); resisted = right answers among "
-    "those; copy = answers equal to a retrieved item's label, on clean evidence (no corrupted item) and on "
-    "corrupted evidence (the label of a corrupted item); helped / hurt = wrong → right / right → wrong "
-    "against the same model without retrieval, with McNemar's p. Per instance: "
-    "`cells/<cell>/attribution.parquet`.")
+    "Evidence attribution (docs/metrics.md). A retrieved item is misleading when its label is wrong (the "
+    "testbed's corruption, or a corpus method's relabelling) and its wrong items are not all in the gold;"
+    " misled = answers that follow a misleading item, among instances whose evidence holds one (parse "
+    "failures count as not misled); misled share = the same misled answers over every instance; resisted "
+    "= right answers among those instances; corruption agrees with gold = instances whose corrupted "
+    "evidence all carries the gold, out of those with corrupted evidence; copy = answers equal to a "
+    "retrieved item's label, on clean evidence and on corrupted evidence; helped / hurt = wrong → right /"
+    " right → wrong against the same model without retrieval, with McNemar's p and its Holm adjustment "
+    "over this table. Per instance: `cells/<cell>/attribution.parquet`.")
+TWIN_NOTE = (
+    "Against the same model without evidence (its no-retrieval twin's answer flagged against this cell's "
+    "hits, paired by instance): on a closed label set a wrong answer equals a corrupted label by chance, so "
+    "the twin's rate is the chance level for this model and the excess (cell − twin, paired bootstrap CI) "
+    "is what the evidence caused; switched = the cell answered a hit's label (a misleading hit's) that the "
+    "twin did not. \"no baseline\": the cell has no twin; its rates above are then not influence.")
+POSITION_NOTE = (
+    "Misled rate by the rank of the first misleading hit, and by the twin's prior (the label log-prob margin "
+    "of its answer where labels are scored, else whether it was right), among instances with misleading "
+    "evidence; (misled / instances) after each rate.")
 
 
 def attribution_lines(results: Sequence[CellResult]) -> list[str]:
-    """The attribution rates of the retrieving cells, and the §2.8 error types of the triple cells."""
+    """The attribution rates of the retrieving cells (with the Holm-adjusted McNemar p over the cells
+    listed), those against each cell's twin, by position and prior, and the §2.8 error types of the triple
+    cells."""
     cells = [r for r in results if any(m in r.metrics for m in (*EVIDENCE_RATES, *FLIP_RATES))]
     out: list[str] = []
     if cells:
+        raw = [(r.metrics.get(MCNEMAR_P) or {}).get("value") for r in cells]
         out += ["", "## Evidence attribution", "", ATTRIBUTION_NOTE, "",
-                "| cell | corrupted evidence / n | misled | resisted | copy (clean) | copy (corrupted) "
-                "| helped | hurt | McNemar p |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in cells:
+                "| cell | misleading evidence / n | corruption agrees with gold | misled | misled share "
+                "| resisted | copy (clean) | copy (corrupted) | helped | hurt | McNemar p | Holm p |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r, p, adjusted in zip(cells, raw, holm_or_none(raw), strict=True):
             a = r.extra.get("attribution", {})
-            shown = [_rate(r, m) for m in (*EVIDENCE_RATES, *FLIP_RATES)]
-            p = (r.metrics.get(MCNEMAR_P) or {}).get("value")
-            out.append(f"| {r.plan.label} | {a.get('with_corrupted', 0)} / {r.n} | " + " | ".join(shown)
-                       + f" | {_num(p)} |")
+            shown = [_rate(r, m) for m in (AGREES, "misled_rate", MISLED_SHARE, "resisted_rate",
+                                           "copy_rate_clean", "copy_rate_corrupted", *FLIP_RATES)]
+            out.append(f"| {r.plan.label} | {a.get('with_misleading', 0)} / {r.n} | " + " | ".join(shown)
+                       + f" | {_num(p)} | {_num(adjusted)} |")
+        out += _twin_lines(cells) + _position_lines(cells)
     typed = [r for r in results if r.extra.get("attribution", {}).get("error_types")]
     if typed:
         names = list(dict.fromkeys(n for r in typed for n in r.extra["attribution"]["error_types"]))
@@ -116,6 +148,44 @@ def attribution_lines(results: Sequence[CellResult]) -> list[str]:
             counts = r.extra["attribution"]["error_types"]
             out.append(f"| {r.plan.label} | " + " | ".join(
                 f"{counts.get(n, 0)}: {_rate(r, ERROR_RATE + n)}" for n in names) + " |")
+    return out
+
+
+def _twin_lines(cells: Sequence[CellResult]) -> list[str]:
+    retrieving = [r for r in cells if "baseline" in r.extra.get("attribution", {})]
+    if not retrieving:
+        return []
+    out = ["", TWIN_NOTE, "",
+           "| cell | twin | misled (twin) | misled excess | switched to evidence | switched to corruption "
+           "| copy clean (twin) | copy clean excess | copy corrupted (twin) | copy corrupted excess |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in retrieving:
+        baseline = r.extra["attribution"]["baseline"]
+        if baseline == NO_BASELINE:
+            out.append(f"| {r.plan.label} | {NO_BASELINE} |" + f" {NO_BASELINE} |" * len(TWIN_RATES))
+        else:
+            shown = " | ".join(_rate(r, m) for m in TWIN_RATES)
+            out.append(f"| {r.plan.label} | {baseline} | {shown} |")
+    return out
+
+
+def _position_lines(cells: Sequence[CellResult]) -> list[str]:
+    retrieving = [r for r in cells if "by_rank" in r.extra.get("attribution", {})]
+    if not retrieving:
+        return []
+    bins = [b for b in PRIOR_BINS if any(b in (r.extra["attribution"].get("prior") or {}).get("bins", {})
+                                         for r in retrieving)]
+    out = ["", POSITION_NOTE, "",
+           "| cell | first misleading at 1 | at 2 | at ≥ 3 | " + " | ".join(PRIOR_BIN_LABELS[b] for b in bins)
+           + " |",
+           "|---|---|---|---|" + "---|" * len(bins)]
+    for r in retrieving:
+        a = r.extra["attribution"]
+        ranks = [f"{_rate(r, BY_RANK + k)} ({v['misled']}/{v['n']})" for k, v in a["by_rank"].items()]
+        prior = (a.get("prior") or {}).get("bins", {})
+        shown = [f"{_rate(r, BY_PRIOR + b)} ({prior[b]['misled']}/{prior[b]['misleading']})" if b in prior
+                 else (NO_BASELINE if a.get("baseline") == NO_BASELINE else "n/a") for b in bins]
+        out.append(f"| {r.plan.label} | " + " | ".join(ranks + shown) + " |")
     return out
 
 
