@@ -42,6 +42,7 @@ def test_rayservice_serve_config_is_generated_and_valid_for_ray(monkeypatch: pyt
     assert schema.http_options.host == "0.0.0.0" and schema.proxy_location == "EveryNode"
     cluster = manifest["spec"]["rayClusterConfig"]
     assert cluster["rayVersion"] == "2.60.0" and cluster["enableInTreeAutoscaling"] is True
+    assert cluster["authOptions"] == {"mode": "token"}  # Ray's token auth (docs/serve.md "Security")
     head = cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
     assert {"name": "BIORAB_API_KEYS",
             "valueFrom": {"secretKeyRef": {"name": "biorab-api-keys", "key": "keys"}}} in head["env"]
