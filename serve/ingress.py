@@ -298,6 +298,7 @@ class Ingress:
         ral = self.served(body.model)
         text = body.last_user_text()
         self._check_input(text, "messages")
+        answering.check_sampling(ral.cfg, body.sampling_update())  # 422 before any work is queued
         rid = request.state.request_id
         answer, timings = await self._answer(ral, text, scope=self.scope(request),
                                              sampling=body.sampling_update())

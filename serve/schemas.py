@@ -8,13 +8,51 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 #: Request-supplied instance ids end up in logs and prompts (`Prompt.example_id`): keep them plain.
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$"
+#: The largest seed every backend takes: torch's generator raises above 2^64 - 1 (inside the batch, which
+#: failed every request batched with it), numpy's refuses negatives; int64 (OpenAI's ``seed``) fits.
+SEED_MAX = 2**63 - 1
+#: The error type of text that is not valid Unicode (`serve.errors.validation_error` answers it 400).
+NOT_UNICODE = "not_unicode"
 
 
-class Strict(BaseModel):
+def check_unicode(value: Any, where: str) -> None:
+    """Raise for a lone surrogate anywhere in `value` (JSON's ``"\\ud800"`` decodes to one): such text
+    cannot be encoded, so the tokenizer or the cache key would fail on it later."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise PydanticCustomError(NOT_UNICODE, "not valid Unicode text (a lone surrogate {char} at "
+                                      "character {at})",
+                                      {"field": where, "char": f"\\u{ord(value[e.start]):04x}",
+                                       "at": e.start}) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_unicode(key, where)
+            check_unicode(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            check_unicode(item, f"{where}.{i}")
+
+
+class Unicode(BaseModel):
+    """A request body whose every string is valid Unicode (checked before the fields are)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                check_unicode(value, str(key))
+        return data
+
+
+class Strict(Unicode):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -57,8 +95,9 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
-class ChatRequest(BaseModel):
-    """The OpenAI chat completion request; the last user message is the RAL's input."""
+class ChatRequest(Unicode):
+    """The OpenAI chat completion request; the last user message is the RAL's input. Every numeric field
+    is bounded here (``max_tokens`` also by ``limits.max_tokens`` at the ingress)."""
 
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
@@ -67,7 +106,7 @@ class ChatRequest(BaseModel):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, le=SEED_MAX)
     n: int = Field(default=1, ge=1, le=1)
 
     @field_validator("messages")
