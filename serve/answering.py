@@ -92,6 +92,8 @@ def check_sampling(cfg: ServeConfig, update: dict[str, Any]) -> SamplingParams |
     if update.get("max_tokens", 0) > limit:
         raise ApiError(422, f"field 'max_tokens': {update['max_tokens']} exceeds the limit of {limit}",
                        param="max_tokens")
+    if "stop" in update:  # a request's stop strings add to the RAL's own (its template may need them)
+        update = {**update, "stop": (*cfg.sampling.stop, *update["stop"])}
     try:
         return SamplingParams.model_validate({**cfg.sampling.model_dump(), **update})
     except ValidationError as e:

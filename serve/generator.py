@@ -210,7 +210,7 @@ class Generator:
             t.started = True
             self.batch_sizes.append(len(rows))
             lora = {} if self.switch is None else {"lora": self.switch.request(t.adapter)}
-            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.request_id,
+            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.engine_key,
                                                 **lora)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
@@ -223,7 +223,7 @@ class Generator:
         self._count_drop("cancelled", "running", n)
         abort = getattr(self.backend, "abort", None)
         if abort is not None and t.request_id:  # an engine that can stop a running request
-            done = abort(t.request_id)
+            done = abort(t.engine_key)
             if inspect.isawaitable(done):  # vLLM's async engine: `await engine.abort(request_id)`
                 self._aborts.add(task := asyncio.ensure_future(done))
                 task.add_done_callback(self._aborts.discard)

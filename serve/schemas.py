@@ -1,7 +1,9 @@
 """Request bodies of the HTTP API (FastAPI validates them: a bad body is a 422 that names the field).
 
 `/v1/ral` and `/v1/retrieve` are ours, so unknown fields are errors; `/v1/chat/completions` follows the
-OpenAI schema and, like OpenAI-compatible servers, ignores parameters it does not use.
+OpenAI schema: ``stop`` is honoured, parameters that would change what the answer is (``tools``,
+``response_format`` other than text, ``logprobs``...) are refused with 400 (`ChatRequest.unsupported`),
+and other parameters it does not use are ignored, as OpenAI-compatible servers do.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$"
 #: The largest seed every backend takes: torch's generator raises above 2^64 - 1 (inside the batch, which
 #: failed every request batched with it), numpy's refuses negatives; int64 (OpenAI's ``seed``) fits.
 SEED_MAX = 2**63 - 1
+#: OpenAI's bound on a chat request's stop strings, and ours on their length.
+MAX_STOPS = 4
+MAX_STOP_CHARS = 100
 #: The error type of text that is not valid Unicode (`serve.errors.validation_error` answers it 400).
 NOT_UNICODE = "not_unicode"
 
@@ -108,6 +113,35 @@ class ChatRequest(Unicode):
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     seed: int | None = Field(default=None, ge=0, le=SEED_MAX)
     n: int = Field(default=1, ge=1, le=1)
+    #: Up to 4 stop strings (OpenAI's bound), added to the served RAL's own.
+    stop: str | list[str] | None = None
+    tools: list[Any] | None = None
+    tool_choice: Any = None
+    functions: list[Any] | None = None
+    function_call: Any = None
+    response_format: dict[str, Any] | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, stop: str | list[str] | None) -> str | list[str] | None:
+        stops = [stop] if isinstance(stop, str) else stop or []
+        if len(stops) > MAX_STOPS:
+            raise ValueError(f"at most {MAX_STOPS} stop strings, not {len(stops)}")
+        if any(not s or len(s) > MAX_STOP_CHARS for s in stops):
+            raise ValueError(f"each stop string has 1 to {MAX_STOP_CHARS} characters")
+        return stop
+
+    def unsupported(self) -> str | None:
+        """The first parameter set that this server cannot honour: a RAL answers in its own template's
+        format, parsed by its own parser, with no tool calls or token log-probabilities."""
+        if self.response_format is not None and self.response_format.get("type", "text") != "text":
+            return "response_format"
+        for name in ("tools", "tool_choice", "functions", "function_call", "top_logprobs"):
+            if getattr(self, name) not in (None, []):
+                return name
+        return "logprobs" if self.logprobs else None
 
     @field_validator("messages")
     @classmethod
@@ -122,5 +156,6 @@ class ChatRequest(Unicode):
     def sampling_update(self) -> dict[str, Any]:
         """The request's decoding parameters that override the serve config's sampling."""
         update: dict[str, Any] = {"max_tokens": self.max_completion_tokens or self.max_tokens,
-                                  "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
-        return {k: v for k, v in update.items() if v is not None}
+                                  "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                                  "stop": (self.stop,) if isinstance(self.stop, str) else self.stop}
+        return {k: (tuple(v) if k == "stop" else v) for k, v in update.items() if v is not None}

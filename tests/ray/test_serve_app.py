@@ -319,6 +319,30 @@ def test_unbounded_requests_get_a_4xx_with_a_message(server: dict[str, Any]) -> 
     assert ok.choices[0].finish_reason in ("stop", "length")
 
 
+def test_unsupported_chat_parameters_and_unknown_routes(server: dict[str, Any]) -> None:
+    """Issue 40: tools / response_format refused with 400 as OpenAI would; FastAPI's 404 in OpenAI's shape;
+    a chunked body under the limit still reaches the route whole."""
+    import openai
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server["url"] + "/v1", api_key=KEYS[0], max_retries=0, timeout=60)
+    messages = [{"role": "user", "content": "Severe rash after amoxicillin."}]
+    with pytest.raises(openai.BadRequestError) as tools:
+        client.chat.completions.create(model="ral-test", messages=messages, tools=[  # type: ignore[arg-type]
+            {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}])
+    assert tools.value.body["message"].startswith("field 'tools': not supported by this server")  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError) as form:
+        client.chat.completions.create(model="ral-test", messages=messages,  # type: ignore[arg-type]
+                                       response_format={"type": "json_object"})
+    assert form.value.body["param"] == "response_format"  # type: ignore[index]
+    missing = requests.get(server["url"] + "/v1/nope", headers={"Authorization": f"Bearer {KEYS[0]}"},
+                           timeout=30)
+    assert missing.status_code == 404 and missing.json()["error"]["message"] == "Not Found"
+    chunked = post(server, "/v1/ral", None, data=iter([b'{"input": ', b'"rash after aspirin"}']),
+                   headers={"Content-Type": "application/json"})  # no Content-Length: streamed
+    assert chunked.status_code == 200, chunked.text
+
+
 def test_404_for_a_model_not_served(server: dict[str, Any]) -> None:
     r = post(server, "/v1/chat/completions",
              {"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})
