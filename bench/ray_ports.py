@@ -15,7 +15,6 @@ import argparse
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.support import ray_ports  # noqa: E402
-from tests.support.serving import free_port, staged_data, wait_for_banner  # noqa: E402
+from tests.support.serving import free_port, staged_data, stop_server, wait_for_banner  # noqa: E402
 
 
 def main() -> int:
@@ -74,12 +73,7 @@ def main() -> int:
             print(f"| {lst.host} | {lst.port} | {lst.process} | {status if status is not None else '-'} | "
                   f"{'200 metrics' if metrics else '-'} | {without} | {with_token} |")
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_server(proc)
         shutil.rmtree(short_tmp, ignore_errors=True)
     return 0
 

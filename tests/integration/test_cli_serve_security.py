@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import yaml
 from tests.integration.test_cli_serve import REPO, _free_port
 from tests.support import ray_ports
 from tests.support.ray_ports import Listener
-from tests.support.serving import wait_for_banner
+from tests.support.serving import stop_server, wait_for_banner
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -114,10 +113,5 @@ def test_serve_ray_refuses_jobs_and_control_calls_without_the_token(tmp_path: Pa
             assert KEY.encode() not in environ, pid
         assert not (home / ".ray").exists()  # Ray wrote no token under $HOME
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_server(proc)
         shutil.rmtree(short_tmp, ignore_errors=True)

@@ -80,7 +80,9 @@ def test_parameters_that_change_the_answers_form_are_named(extra: dict[str, Any]
 
 
 def test_harmless_forms_of_them_are_accepted() -> None:
-    for extra in ({"response_format": {"type": "text"}}, {"logprobs": False}, {"tools": []}, {}):
+    harmless: list[dict[str, Any]] = [{"response_format": {"type": "text"}}, {"logprobs": False},
+                                      {"tools": []}, {}]
+    for extra in harmless:
         assert ChatRequest.model_validate(body(**extra)).unsupported() is None
 
 

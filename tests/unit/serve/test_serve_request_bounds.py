@@ -49,7 +49,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def transformers_generator(model: Path) -> Any:
     backend = {"name": "transformers", "params": {"model": str(model), "dtype": "float32"}}
-    return Generator.func_or_class(backend, max_batch_size=4)
+    return Generator.func_or_class(backend, max_batch_size=4)  # type: ignore[attr-defined]
 
 
 def test_a_row_that_fails_in_the_backend_leaves_its_batch_mate_its_answer(tiny: Path) -> None:
@@ -67,8 +67,8 @@ def test_a_row_that_fails_in_the_backend_leaves_its_batch_mate_its_answer(tiny: 
 
 
 def test_a_failing_prompt_in_a_shared_call_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    gen = Generator.func_or_class({"name": "fake", "params": {"mode": "fixed", "answer": "yes"}},
-                                  max_batch_size=4)
+    fixed = {"name": "fake", "params": {"mode": "fixed", "answer": "yes"}}
+    gen = Generator.func_or_class(fixed, max_batch_size=4)  # type: ignore[attr-defined]
     real = gen.backend.generate
     calls: list[int] = []
 
@@ -88,7 +88,8 @@ def test_a_failing_prompt_in_a_shared_call_fails_alone(monkeypatch: pytest.Monke
 
 
 def test_labels_scored_as_continuations_count_against_the_context() -> None:
-    gen = Generator.func_or_class({"name": "fake", "params": {"mode": "fixed"}}, context_tokens=10)
+    fixed = {"name": "fake", "params": {"mode": "fixed"}}
+    gen = Generator.func_or_class(fixed, context_tokens=10)  # type: ignore[attr-defined]
     sampling = SamplingParams(max_tokens=2)
     short = Prompt("a", "one two three four", constraint=OutputConstraint(choices=("yes", "no")))
     long_label = "w " * 7  # 7 words: 4 + 7 > 10, though 4 + max_tokens 2 fits
