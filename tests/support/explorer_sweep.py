@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from biorab.experiment import ExperimentConfig
+from biorab.explorer.attribution import ATTRIBUTION_FILE
+from biorab.explorer.attribution import COLUMNS as ATTRIBUTION_COLUMNS
 from biorab.ral.rows import COLUMNS, ROW_SCHEMA
 
 LABELS = ("0", "1")
@@ -99,7 +101,8 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
                 rng: np.random.Generator, twins: dict[str, tuple[str, np.ndarray]]) -> np.ndarray:
     r, d = cell.retrieval, cell.dataset.name
     retrieves = r.retrieves
-    corrupted = rng.random(n) < (r.rate or 0.0) if retrieves and r.testbed == "counterfactual" else np.zeros(n, bool)
+    counterfactual = retrieves and r.testbed == "counterfactual"
+    corrupted = rng.random(n) < (r.rate or 0.0) if counterfactual else np.zeros(n, bool)
     hit_label = np.where(corrupted, 1 - gold, gold)
     copies = retrieves & (rng.random(n) < np.where(corrupted, credulity, credulity / 2))
     answer = np.where(copies, hit_label, zero_shot)
@@ -108,10 +111,7 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
     answered = ~gen_fail & ~parse_fail
     correct = answered & (answer == gold)
     cols: dict[str, list[Any]] = {c: [None] * n for c in COLUMNS}
-    att: dict[str, list[Any]] = {c: [] for c in ("id", "correct", "parse_failed", "has_corrupted",
-                                                 "followed_corruption", "copied_evidence", "copied_corrupted",
-                                                 "leaked_evidence", "flip", "twin_cell_id", "error_types",
-                                                 "hit_tags")}
+    att: dict[str, list[Any]] = {c: [] for c in ATTRIBUTION_COLUMNS}
     twin = twins.get(d) if retrieves else None
     for i in range(n):
         rid = f"{d}/test/{i}"
@@ -124,8 +124,8 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
         cols["task"][i], cols["dataset"][i], cols["split"][i] = "classification", d, "test"
         cols["text"][i], cols["label"][i] = text, label
         cols["hits"][i] = json.dumps([hit] if retrieves else [])
-        cols["prompt"][i] = f"Is there an adverse drug event? {text}" + (f"\nEvidence: {hit['key']} -> "
-                                                                           f"{hit['value']}" if retrieves else "")
+        evidence = f"\nEvidence: {hit['key']} -> {hit['value']}" if retrieves else ""
+        cols["prompt"][i] = f"Is there an adverse drug event? {text}{evidence}"
         cols["gen_error"][i] = "synthetic generation failure" if gen_fail[i] else None
         cols["gen_text"][i] = None if gen_fail[i] else f"Answer: {said}"
         cols["gen_finish_reason"][i] = None if gen_fail[i] else "stop"
@@ -144,7 +144,8 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
                                                            bool(correct[i])))
         att["twin_cell_id"].append(None if twin is None else twin[0])
         att["error_types"].append(None)
-        tags = {"doc_id": hit["doc_id"], "corrupted": bool(corrupted[i]), "how": "label" if corrupted[i] else None,
+        tags = {"doc_id": hit["doc_id"], "corrupted": bool(corrupted[i]),
+                "how": "label" if corrupted[i] else None,
                 "original_label": label if corrupted[i] else None,
                 "corrupted_label": LABELS[hit_label[i]] if corrupted[i] else None, "leaked": False,
                 "diverse": r.testbed == "diverse", "source": "chemprot" if r.testbed == "diverse" else None,
@@ -152,12 +153,8 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
         att["hit_tags"].append(json.dumps([tags]) if retrieves else None)
     pq.write_table(pa.table(cols, schema=ROW_SCHEMA), run / "predictions" / f"{cell.cell_id}.parquet")
     (run / "cells" / cell.cell_id).mkdir(parents=True)
-    pq.write_table(pa.table(att, schema=pa.schema([
-        ("id", pa.string()), ("correct", pa.bool_()), ("parse_failed", pa.bool_()), ("has_corrupted", pa.bool_()),
-        ("followed_corruption", pa.bool_()), ("copied_evidence", pa.bool_()), ("copied_corrupted", pa.bool_()),
-        ("leaked_evidence", pa.bool_()), ("flip", pa.string()), ("twin_cell_id", pa.string()),
-        ("error_types", pa.string()), ("hit_tags", pa.string())])),
-        run / "cells" / cell.cell_id / "attribution.parquet")
+    pq.write_table(pa.table(att, schema=pa.schema(list(ATTRIBUTION_COLUMNS.items()))),
+                   run / "cells" / cell.cell_id / ATTRIBUTION_FILE)
     if not retrieves:
         twins[d] = (cell.cell_id, correct)
     return correct
@@ -166,4 +163,6 @@ def _write_cell(run: Path, cell: Any, n: int, gold: np.ndarray, zero_shot: np.nd
 def _flip(twin_correct: bool | None, correct: bool) -> str | None:
     if twin_correct is None:
         return None
-    return "helped" if correct and not twin_correct else "hurt" if twin_correct and not correct else "unchanged"
+    if correct != twin_correct:
+        return "helped" if correct else "hurt"
+    return "unchanged"

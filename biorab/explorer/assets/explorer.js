@@ -788,6 +788,11 @@
   // ---- one instance: every cell side by side, or a table of its cells ----
   function openInstance(i) {
     const t0 = performance.now();
+    if (state.shownInstance !== i) {  // folds opened and cards expanded belong to the instance shown
+      state.shownInstance = i;
+      state.unfolded.clear();
+      state.expanded.clear();
+    }
     document.getElementById("instance-head").replaceChildren(el("p", "loading", "loading…"));
     document.getElementById("columns").replaceChildren();
     document.getElementById("cell-table").replaceChildren();
