@@ -69,11 +69,18 @@ def write_sweep(root: Path, *, models: dict[str, tuple[float, float]], datasets:
         raise ValueError(f"{total_rows} rows asked for, the grid holds {planned}")
     rng = np.random.default_rng(seed)
     golds = {d: rng.integers(0, 2, n) for d, n in datasets.items()}
-    for m, (name, (skill, credulity)) in enumerate(models.items()):
-        config = ExperimentConfig.model_validate({
-            "name": name, "output_dir": str(sweep), "seed": seed,
-            "datasets": [{"name": d} for d in datasets], "retrieval": list(settings),
-            "backend": {"name": "fake"}, "tracking": {"enabled": False}})
+    configs = {name: ExperimentConfig.model_validate({
+        "name": name, "output_dir": str(sweep), "seed": seed,
+        "datasets": [{"name": d} for d in datasets], "retrieval": list(settings),
+        "backend": {"name": "fake"}, "tracking": {"enabled": False}}) for name in models}
+    sizes = {(name, cell.cell_id): datasets[cell.dataset.name] for name in models
+             for cell in configs[name].cells()}
+    for key in reversed(list(sizes)):  # the rows dropped come off the last cells
+        cut = min(drop, sizes[key])
+        sizes[key] -= cut
+        drop -= cut
+    for name, (skill, credulity) in models.items():
+        config = configs[name]
         run = sweep / name
         (run / "predictions").mkdir(parents=True)
         (run / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False),
@@ -83,9 +90,7 @@ def write_sweep(root: Path, *, models: dict[str, tuple[float, float]], datasets:
         summary = []
         for cell in config.cells():
             d = cell.dataset.name
-            n = datasets[d]
-            if m == len(models) - 1 and cell is config.cells()[-1] and drop:
-                n -= drop
+            n = sizes[(name, cell.cell_id)]
             zero_shot = np.where(knows[d][:n], golds[d][:n], 1 - golds[d][:n])
             correct = _write_cell(run, cell, n, golds[d][:n], zero_shot, credulity, rng, twins)
             summary.append({"cell_id": cell.cell_id, "cell": cell.label, "dataset": d, "split": "test",

@@ -756,6 +756,17 @@
     document.body.dataset.matrix = String(Number(document.body.dataset.matrix || 0) + 1);
   }
 
+  // a glyph's title (its column and meaning) is made when the pointer reaches it, not for every glyph drawn
+  function glyphTitle(e) {
+    const span = e.target;
+    if (!span.classList || !span.classList.contains("g") || span.title || !state.mat) return;
+    const row = span.parentNode;
+    const col = Array.prototype.indexOf.call(row.children, span) - 1;
+    const k = Number(row.style.top.replace("px", "")) / MATRIX_ROW;
+    const g = state.mat.glyphs[k * state.mat.nCols + col];
+    span.title = state.mat.cols[col].label + ": " + GLYPHS[g][1];
+  }
+
   // only the rows in view (and a few around them) are in the page
   function drawMatrixRows(force) {
     const grid = document.getElementById("matrix-grid");
@@ -777,9 +788,7 @@
       row.appendChild(link);
       for (let col = 0; col < mat.nCols; col++) {
         const g = mat.glyphs[k * mat.nCols + col];
-        const span = el("span", "g g" + g, GLYPHS[g][0]);
-        span.title = mat.cols[col].label + ": " + GLYPHS[g][1];
-        row.appendChild(span);
+        row.appendChild(el("span", "g g" + g, GLYPHS[g][0]));  // its title is set on hover (glyphTitle)
       }
       spacer.appendChild(row);
     }
@@ -1050,6 +1059,15 @@
     if (code & LEAKED) badge("leaked evidence", "leaked");
     if ((code & ATTRIBUTED) && flipOf(code)) badge(FLIPS[flipOf(code)], "flip-" + FLIPS[flipOf(code)]);
     if (!(code & ATTRIBUTED)) badge("no attribution", "none");
+    if (state.base !== null) {
+      const i = state.rInst[r];
+      let baseCode;
+      for (let b = state.instStart[i]; b < state.instStart[i + 1]; b++) {
+        if (state.rCell[b] === state.base) baseCode = state.rCode[b];
+      }
+      const versus = row.cell === state.base ? "baseline" : versusBase(code, baseCode);
+      if (versus !== NONE) badge(versus === "baseline" ? "the baseline" : versus + " vs. baseline", "vs-" + versus);
+    }
     col.appendChild(badges);
     field(col, "parsed answer", row.parsed ? row.answer : "(unparsed)", "answer");
     if (row.probe_prompt !== null) field(col, "probe's answer", row.probe_answer || "(unparsable)", "probe");
@@ -1110,5 +1128,6 @@
   document.getElementById("more").addEventListener("click", showMore);
   document.getElementById("back").addEventListener("click", () => { location.hash = hashFor({ i: null }); });
   document.getElementById("matrix-grid").addEventListener("scroll", () => drawMatrixRows(false));
+  document.getElementById("matrix-grid").addEventListener("mouseover", glyphTitle);
   window.addEventListener("resize", () => drawMatrixRows(true));
 })();
