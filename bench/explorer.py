@@ -135,8 +135,9 @@ def sweep_views(page: Any, index: Path, repeat: int) -> dict[str, Any]:
     page.select_option("#baseline", index=0)
     times = []
     instances = int((page.text_content("#status") or "0").split()[0])
-    for k in range(repeat):  # instances spread over the sweep, each in a fresh page
+    for k in range(repeat):  # instances spread over the sweep, each in a freshly loaded page
         number = instances * (k + 1) // (repeat + 1)
+        page.goto("about:blank")  # else a new "#" only would not reload the page
         page.goto(index.as_uri() + f"#i={number}&group=testbed&sort=verdict")
         page.wait_for_selector("body[data-ready='1']", timeout=300_000)
         page.wait_for_selector("table.cells", timeout=60_000)
@@ -147,6 +148,7 @@ def sweep_views(page: Any, index: Path, repeat: int) -> dict[str, Any]:
         int(f.get_attribute("data-count")) for f in page.locator("table.cells tr.fold").all())
     url = index.as_uri() + "#v=matrix&f.verdict=2&a.testbed=counterfactual&a.rate=1&a.k=1&a.retriever=bm25" \
                            "&a.method=none&a.slice=ade_corpus_v2-test&mx=model"
+    page.goto("about:blank")
     started = time.perf_counter()
     page.goto(url)
     page.wait_for_selector("#matrix-grid .mrow[data-instance]", timeout=300_000)
@@ -181,7 +183,7 @@ def browse(index: Path, repeat: int, *, views: bool = False) -> dict[str, Any]:
                 found["filters"][name] = times
         page.goto(index.as_uri())
         page.wait_for_selector("body[data-ready='1']", timeout=300_000)
-        middle = page.locator("li.instance a.open").nth(50)
+        middle = page.locator("li.instance a.open").nth(10)
         started = time.perf_counter()
         middle.click()
         page.wait_for_selector(".cell-column, table.cells", timeout=60_000)
@@ -239,7 +241,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=1000, help="instances per dataset")
     ap.add_argument("--ray", action="store_true", help="run on local Ray (default: in-process)")
     ap.add_argument("--fresh", action="store_true", help="recompute the rows even when they are on disk")
-    ap.add_argument("--reuse", action="store_true", help="skip the run when its summary.json is on disk")
+    ap.add_argument("--reuse", action="store_true",
+                    help="skip the run when its summary.json is on disk (--synthetic: the sweep written)")
     ap.add_argument("--repeat", type=int, default=5, help="times each filter is set and cleared")
     ap.add_argument("--synthetic", type=int, metavar="ROWS",
                     help="no run: a synthetic sweep of the paper grid's shape (325 cells) with ROWS rows")
@@ -251,7 +254,10 @@ def main() -> None:
     apply_process_env_defaults()
     print(machine())
     reused = args.out / yaml.safe_load(JOB.read_text(encoding="utf-8"))["name"]
-    if args.synthetic:
+    if args.synthetic and args.reuse and (args.out / "synthetic").is_dir():
+        run_dir = args.out / "synthetic"
+        print(f"SYNTHETIC sweep (no model ran): {run_dir} reused as it is on disk")
+    elif args.synthetic:
         started = time.perf_counter()
         run_dir = write_synthetic(args.out, args.synthetic)
         print(f"SYNTHETIC sweep (no model ran): {run_dir}, {args.synthetic} rows written in "

@@ -87,6 +87,13 @@ def test_instance_table_sorted_grouped_and_reopened_from_its_url(index: Path, sw
                                                                   visit: Any) -> None:
     page, shots = visit.page, screenshot_dir(sweep.parent)
     _open(page, index.as_uri())
+    # the list draws the items in view only; scrolled to its end, the last instance is drawn
+    drawn = page.locator("li.instance").count()
+    assert 0 < drawn < N, drawn
+    page.eval_on_selector("#list-scroll", "box => { box.scrollTop = box.scrollHeight; }")
+    page.wait_for_selector(f"li.instance a.open:text-is('ade_corpus_v2/test/{N - 1}')", timeout=10_000)
+    page.eval_on_selector("#list-scroll", "box => { box.scrollTop = 0; }")
+    page.wait_for_selector("li.instance a.open:text-is('ade_corpus_v2/test/0')", timeout=10_000)
     page.locator("li.instance a.open").nth(5).click()
     page.wait_for_selector("table.cells", timeout=30_000)
     rows = page.locator("table.cells tr.cell-row")

@@ -16,7 +16,7 @@
   const probeOf = (code) => (code >> 12) & 3;
   const VERDICTS = ["unknown", "right", "wrong"];
   const FLIPS = ["no twin", "helped", "hurt", "unchanged"];
-  const PAGE = 100;
+  const LIST_ROW = 50;  // px per list item: only the items in view are drawn
   const SIDE_BY_SIDE_MAX = 6;  // an instance with more cells shows as a table, one row per cell
   const MATRIX_ROW = 18;  // px per matrix row: only the rows in view are drawn
   // The pinned baseline's statistics (biorab/explorer/compare.py computes the same in Python).
@@ -26,7 +26,7 @@
   const state = {
     manifest: null, indexLoaded: 0, indexParts: [], detailWaiters: {}, details: {}, detailLoaded: {},
     instances: [], rInst: null, rCell: null, rCode: null, instStart: null,
-    selected: {}, axisSel: {}, cellOn: null, matched: [], matchCells: null, shown: 0, filtersKey: null,
+    selected: {}, axisSel: {}, cellOn: null, matched: [], matchCells: null, listFirst: -1, filtersKey: null,
     view: "list", open: null, sort: null, desc: false, group: "", layout: "auto", base: null, mx: "",
     expanded: new Set(), unfolded: new Set(), baseJob: 0, baseKey: null, matrixKey: null,
   };
@@ -234,6 +234,7 @@
     document.getElementById("show-matrix").classList.toggle("on", state.view === "matrix");
     if (instance) openInstance(state.open);
     else if (state.view === "matrix") drawMatrix();
+    else drawList(true);
   }
 
   // ---- cells chosen by their axes ----
@@ -451,9 +452,8 @@
     const filtered = active.length || Object.keys(state.axisSel).length;
     document.getElementById("counts").textContent = state.matched.length + " instances, " + rows +
       " rows (instance × cell) match" + (filtered ? "" : " (no filter)");
-    state.shown = 0;
-    document.getElementById("instances").replaceChildren();
-    showMore();
+    document.getElementById("list-scroll").scrollTop = 0;
+    drawList(true);
     state.matrixKey = null;
     // the time from the click to the counts and the first page of the list (bench/explorer.py reads it)
     document.body.dataset.filterMs = (performance.now() - t0).toFixed(1);
@@ -471,15 +471,24 @@
     }
   }
 
-  function showMore() {
+  // The list: only the items in view (and 10 either side) are in the page, at fixed heights.
+  function drawList(force) {
+    const box = document.getElementById("list-scroll");
     const list = document.getElementById("instances");
     const m = state.manifest;
-    const end = Math.min(state.matched.length, state.shown + PAGE);
-    for (let k = state.shown; k < end; k++) {
+    const first = Math.max(0, Math.floor(box.scrollTop / LIST_ROW) - 10);
+    const last = Math.min(state.matched.length, first + Math.ceil((box.clientHeight || 800) / LIST_ROW) + 20);
+    if (!force && first === state.listFirst) return;
+    state.listFirst = first;
+    list.style.height = (state.matched.length * LIST_ROW) + "px";
+    const items = [];
+    for (let k = first; k < last; k++) {
       const i = state.matched[k];
       const inst = state.instances[i];
       const item = el("li", "instance");
+      item.style.top = (k * LIST_ROW) + "px";
       item.dataset.instance = String(i);
+      item.appendChild(el("span", "number", (k + 1) + "."));
       const link = el("a", "open", inst.id);
       link.href = hashFor({ i: i });
       item.appendChild(link);
@@ -487,12 +496,9 @@
       item.appendChild(el("span", "matches", state.matchCells[i] + " matching cell" +
         (state.matchCells[i] === 1 ? "" : "s")));
       item.appendChild(el("div", "snippet", inst.snippet));
-      list.appendChild(item);
+      items.push(item);
     }
-    state.shown = end;
-    const more = document.getElementById("more");
-    more.hidden = end >= state.matched.length;
-    more.textContent = "show more (" + (state.matched.length - end) + " left)";
+    list.replaceChildren(...items);
   }
 
   // ---- the pinned baseline: every chosen cell against it, on the listed (filtered) instances ----
@@ -1125,9 +1131,9 @@
 
   document.getElementById("instances").addEventListener("click", openOnClick);
   document.getElementById("matrix-grid").addEventListener("click", openOnClick);
-  document.getElementById("more").addEventListener("click", showMore);
+  document.getElementById("list-scroll").addEventListener("scroll", () => drawList(false));
   document.getElementById("back").addEventListener("click", () => { location.hash = hashFor({ i: null }); });
   document.getElementById("matrix-grid").addEventListener("scroll", () => drawMatrixRows(false));
   document.getElementById("matrix-grid").addEventListener("mouseover", glyphTitle);
-  window.addEventListener("resize", () => drawMatrixRows(true));
+  window.addEventListener("resize", () => { drawMatrixRows(true); drawList(true); });
 })();
