@@ -12,8 +12,9 @@ over). Then:
   ``explorer/index.html`` from disk; the time from navigation start to the list with its counts (every
   index chunk loaded, the rows decoded, the first filter pass done), as the page measures it;
 - filter: each filter applied through the page's own controls, ``--repeat`` times; the page measures from
-  the change event to the counts and the first page of the list drawn (median and max);
-- open: one instance opened (its detail chunk loaded, its cells drawn side by side), wall time.
+  the change event to the counts and the list items in view drawn (median and max);
+- open: one instance opened (its detail chunk loaded, its cells drawn side by side, or as a table beyond
+  6 cells), wall time.
 
     python bench/explorer.py                    # in-process run (--no-ray), then build and browse
     python bench/explorer.py --ray              # the run on local Ray instead

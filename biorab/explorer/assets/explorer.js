@@ -455,7 +455,7 @@
     document.getElementById("list-scroll").scrollTop = 0;
     drawList(true);
     state.matrixKey = null;
-    // the time from the click to the counts and the first page of the list (bench/explorer.py reads it)
+    // the time from the click to the counts and the list items in view drawn (bench/explorer.py reads it)
     document.body.dataset.filterMs = (performance.now() - t0).toFixed(1);
     document.body.dataset.filters = String(Number(document.body.dataset.filters || 0) + 1);
   }
