@@ -52,7 +52,7 @@ def test_paired_accuracy_counts_delta_and_mcnemar() -> None:
     assert (got.n, got.gained, got.lost) == (20, 7, 3)
     assert (got.accuracy_base, got.accuracy_cell, got.delta) == (13 / 20, 17 / 20, 4 / 20)
     assert got.mcnemar_p == 2 * 176 / 1024
-    assert got.ci_low is not None and got.ci_high is not None
+    assert got.ci_low is not None and got.ci_high is not None and got.delta is not None
     assert -1.0 <= got.ci_low <= got.delta <= got.ci_high <= 1.0
     assert paired_accuracy([], []).delta is None
     with pytest.raises(DataError, match="same instances"):

@@ -148,7 +148,8 @@
     for (const f of state.facets) if (state.selected[f.id] !== undefined) p.set("f." + f.id, String(state.selected[f.id]));
     for (const axis of state.manifest.axes) {
       const chosen = state.axisSel[axis];
-      if (chosen) for (const v of [...chosen].sort(compareValues)) p.append("a." + axis, v);
+      if (chosen && !chosen.size) p.append("a." + axis, "");  // every value unticked: no cell
+      else if (chosen) for (const v of [...chosen].sort(compareValues)) p.append("a." + axis, v);
     }
     if (state.sort) p.set("sort", state.sort);
     if (state.desc) p.set("desc", "1");
