@@ -33,7 +33,7 @@ from biorab.explorer.entries import row_code, row_detail
 from biorab.explorer.sources import ExplorerCell, cell_rows, read_cells, run_dirs
 from biorab.tasks import AWARENESS_LABELS
 
-ASSETS = ("index.html", "explorer.js", "explorer.css")
+ASSETS = ("index.html", "explorer.js", "explorer-stats.js", "explorer.css")
 DETAIL_BYTES = 1_500_000  # a detail chunk's target size: one opened instance loads about this much
 INDEX_ROWS = 25_000  # rows per index chunk
 SNIPPET = 160  # characters of an instance's text in the list

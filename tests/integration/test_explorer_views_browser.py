@@ -155,6 +155,7 @@ def test_instance_table_sorted_grouped_and_reopened_from_its_url(index: Path, sw
     assert other.locator("table.cells").inner_text() == shown
     assert other.eval_on_selector("#group", "s => s.value") == "testbed"
     other.click("#back")
+    other.wait_for_selector("#list-view:not([hidden])")
     assert other.text_content("#counts") == counts
     assert other.locator("li.instance a.open").all_text_contents() == listed
     assert other.is_checked("input[name=misled]") and not other.is_checked("#axes input[value=sceptic]")
@@ -259,6 +260,16 @@ def test_baseline_statistics_on_the_filtered_subset_equal_python(index: Path, sw
         assert (float(got["low"]), float(got["high"])) == (want.ci_low, want.ci_high), (cell["cell_id"], got)
         assert math.isclose(float(got["p"]), want.mcnemar_p, rel_tol=1e-9), (got["p"], want.mcnemar_p)
     page.screenshot(path=str(shots / "explorer-baseline.png"))
+    # the page's functions on a grid, both McNemar branches (exact below 25 discordant pairs, chi-square)
+    grid = [(n, g, lost) for n in (1, 7, 60, 400) for g in (0, 1, 5, 13, 40) for lost in (0, 2, 11, 30)
+            if g + lost <= n]
+    page_values = page.evaluate("""grid => grid.map(([n, g, l]) => [window.BIORAB_STATS.mcnemarP(l, g),
+        window.BIORAB_STATS.bootstrapDelta(n, g, l)])""", grid)
+    for (n, g, lost), (p, (low, high)) in zip(grid, page_values, strict=True):
+        want = paired_accuracy([True] * lost + [False] * g + [False] * (n - g - lost),
+                               [False] * lost + [True] * g + [False] * (n - g - lost))
+        assert math.isclose(p, want.mcnemar_p, rel_tol=1e-9), (n, g, lost, p, want.mcnemar_p)
+        assert (low, high) == (want.ci_low, want.ci_high), (n, g, lost)
     # per instance: each chosen cell gained or lost against the baseline
     page.locator("li.instance a.open").first.click()
     page.wait_for_selector(".cell-column", timeout=30_000)  # 4 cells: side by side, unless asked for a table

@@ -19,8 +19,8 @@
   const LIST_ROW = 50;  // px per list item: only the items in view are drawn
   const SIDE_BY_SIDE_MAX = 6;  // an instance with more cells shows as a table, one row per cell
   const MATRIX_ROW = 18;  // px per matrix row: only the rows in view are drawn
-  // The pinned baseline's statistics (biorab/explorer/compare.py computes the same in Python).
-  const N_BOOT = 1000, BOOT_SEED = 20240601, EXACT_BELOW = 25;
+  // The pinned baseline's statistics (explorer-stats.js; biorab/explorer/compare.py computes the same).
+  const { N_BOOT, BOOT_SEED, EXACT_BELOW, bootstrapDelta, mcnemarP } = window.BIORAB_STATS;
   const NONE = "—";  // an axis a cell does not have (no rate, no retriever)
 
   const state = {
@@ -478,7 +478,8 @@
     const list = document.getElementById("instances");
     const m = state.manifest;
     const first = Math.max(0, Math.floor(box.scrollTop / LIST_ROW) - 10);
-    const last = Math.min(state.matched.length, first + Math.ceil((box.clientHeight || 800) / LIST_ROW) + 20);
+    // as many as the box can show at its full height (70% of the window), visible yet or not
+    const last = Math.min(state.matched.length, first + Math.ceil(0.7 * window.innerHeight / LIST_ROW) + 20);
     if (!force && first === state.listFirst) return;
     state.listFirst = first;
     list.style.height = (state.matched.length * LIST_ROW) + "px";
@@ -503,79 +504,6 @@
   }
 
   // ---- the pinned baseline: every chosen cell against it, on the listed (filtered) instances ----
-  function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-      a = (a + 0x6D2B79F5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
-      t = (t + Math.imul(t ^ (t >>> 7), t | 61)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
-  // numpy.percentile's default (linear) interpolation, with numpy's two-sided lerp
-  function percentile(sorted, q) {
-    const position = q / 100 * (sorted.length - 1);
-    const below = Math.floor(position);
-    const frac = position - below;
-    const a = sorted[below], b = sorted[Math.min(below + 1, sorted.length - 1)];
-    const diff = b - a;
-    return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
-  }
-
-  // The pairs in canonical order (lost: -1, ties: 0, gained: +1), resampled N_BOOT times with replacement.
-  function bootstrapDelta(n, gained, lost) {
-    const next = mulberry32(BOOT_SEED);
-    const firstGain = n - gained;
-    const deltas = new Float64Array(N_BOOT);
-    for (let b = 0; b < N_BOOT; b++) {
-      let total = 0;
-      for (let j = 0; j < n; j++) {
-        const k = Math.floor(next() * n);
-        total += k < lost ? -1 : k >= firstGain ? 1 : 0;
-      }
-      deltas[b] = total / n;
-    }
-    deltas.sort();
-    return [percentile(deltas, 2.5), percentile(deltas, 97.5)];
-  }
-
-  // erfc for x >= 0: a power series below 2, Lentz's continued fraction above (both to double precision)
-  function erfc(x) {
-    if (x < 2) {
-      let term = x, sum = x;
-      for (let k = 1; k < 500 && term > sum * 1e-17; k++) { term *= 2 * x * x / (2 * k + 1); sum += term; }
-      return 1 - 2 / Math.sqrt(Math.PI) * Math.exp(-x * x) * sum;
-    }
-    let f = x, c = x, d = 0;
-    for (let k = 1; k < 500; k++) {
-      const a = k / 2;
-      d = 1 / (x + a * d);
-      c = x + a / c;
-      const delta = c * d;
-      f *= delta;
-      if (Math.abs(delta - 1) < 1e-16) break;
-    }
-    return Math.exp(-x * x) / Math.sqrt(Math.PI) / f;
-  }
-
-  // McNemar's two-sided p (biorab.metrics.paired.mcnemar): exact binomial below 25 discordant pairs,
-  // else chi-square (1 df) with continuity correction
-  function mcnemarP(b, c) {
-    const d = b + c;
-    if (d < EXACT_BELOW) {
-      const smaller = Math.min(b, c);
-      let comb = 1, tail = 0;
-      for (let k = 0; k <= smaller; k++) {
-        if (k > 0) comb = comb * (d - k + 1) / k;
-        tail += comb;
-      }
-      return Math.min(1, 2 * tail / Math.pow(2, d));
-    }
-    const statistic = Math.pow(Math.max(0, Math.abs(b - c) - 1), 2) / d;
-    return erfc(Math.sqrt(statistic / 2));
-  }
-
   const isRight = (code) => verdictOf(code) === 1;
 
   function computeBaseline() {
