@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biorab.errors import DataError
+from biorab.explorer.compare import N_BOOT, SEED
 from biorab.explorer.sources import SUMMARY, ExplorerCell, cell_rows, read_cells, run_dirs
 from biorab.results.subset import SubsetComparison, compare_correct
 
@@ -134,16 +135,15 @@ class Results:
                 records.append({**cell.descriptors(), "id": instance_id, **claim_scores(claims)})
         return pd.DataFrame.from_records(records)
 
-    def compare(self, cell_a: str, cell_b: str, ids: Iterable[str] | None = None, *, n_boot: int = 1000,
-                seed: int = 0) -> SubsetComparison:
+    def compare(self, cell_a: str, cell_b: str, ids: Iterable[str] | None = None, *, n_boot: int = N_BOOT,
+                seed: int = SEED) -> SubsetComparison:
         """Cell B against cell A (each a ``key``, ``<run>/<cell_id>``) on the instances both hold, or on
         those of `ids` both hold: n, accuracies, Δ accuracy with its paired bootstrap CI, McNemar's p.
 
-        Instances are taken in ascending order of their id (Python's `sorted` of the id strings: for ids
-        of ASCII characters JavaScript's default sort gives the same order), and an instance is right in a
-        cell when its attribution's ``correct`` is true (a parse failure or an instance without gold, null
-        there, counts as wrong, as in the attribution rates). The bootstrap is `compare_correct`'s, exactly
-        as its docstring writes it (mulberry32 seeded with `seed`, `n_boot` resamples)."""
+        An instance is right in a cell when its attribution's ``correct`` is true (a parse failure is
+        false there, an instance without gold null: both count as wrong, as in the attribution rates).
+        The statistics are the explorer page's (`compare_correct`): with the defaults, the numbers the
+        page shows for the same cells and subset."""
         correct = [self._correct(cell_a), self._correct(cell_b)]
         shared = correct[0].keys() & correct[1].keys()
         if ids is not None:

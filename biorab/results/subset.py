@@ -1,24 +1,24 @@
 """Two cells compared on a chosen subset of their instances: n, accuracy of each, Δ accuracy (B − A) with a
 paired percentile-bootstrap 95% CI, and McNemar's p (`biorab.metrics.paired.mcnemar`).
 
-The bootstrap is specified to the bit so that another implementation (the explorer's page, in JavaScript)
-reproduces every number from the same inputs; `compare_correct` documents it. It does not use numpy's
-generator (`biorab.metrics.bootstrap`): PCG64 and its seed hashing have no small exact JavaScript port,
-mulberry32 has (32-bit integer operations only, ``Math.imul``).
+The statistics are the explorer page's, by the one implementation of its scheme
+(`biorab.explorer.compare.paired_accuracy`, which ``explorer-stats.js`` reproduces bit for bit): so the
+numbers a notebook gets for a subset equal the numbers the page shows for the same subset. The bootstrap
+does not use numpy's generator (`biorab.metrics.bootstrap`): PCG64 has no small exact JavaScript port,
+mulberry32 has.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from biorab.errors import DataError
+from biorab.explorer.compare import N_BOOT, SEED, paired_accuracy
+from biorab.metrics.paired import mcnemar
 
-CONFIDENCE_TAILS = (0.025, 0.975)  # the 95% interval's quantiles, written as these two double literals
-MAX_INSTANCES = 2**21  # below it, x * n < 2^53 for a 32-bit x: the index is exact in a double too
-_MASK = 0xFFFFFFFF
+MAX_INSTANCES = 2**21  # below it, u * n is exact in a double for every 32-bit draw u * 2^32
 
 
 @dataclass(frozen=True)
@@ -54,29 +54,19 @@ class SubsetComparison:
         return asdict(self)
 
 
-def compare_correct(correct_a: Sequence[bool], correct_b: Sequence[bool], *, n_boot: int = 1000,
-                    seed: int = 0) -> SubsetComparison:
+def compare_correct(correct_a: Sequence[bool], correct_b: Sequence[bool], *, n_boot: int = N_BOOT,
+                    seed: int = SEED) -> SubsetComparison:
     """B against A on paired per-instance correctness (position i is the same instance in both).
 
-    The paired bootstrap, exactly (so that JavaScript doubles give the same numbers):
-
-    1. Draws come from one mulberry32 generator seeded with ``seed mod 2^32`` (`mulberry32`), one 32-bit
-       draw ``x`` per index, in order: resample 1 draws its n indices, then resample 2, and so on.
-    2. An index is ``floor(x * n / 2^32)`` (exact: n < 2^21).
-    3. Resample b's statistic is the integer ``k_b = sum over its drawn indices i of (B_i - A_i)`` (B_i,
-       A_i are 1 when right); its Δ accuracy is ``k_b / n``.
-    4. With the k sorted ascending (m = n_boot of them) each bound is, for q = 0.025 then 0.975:
-       ``h = (m - 1) * q``, ``j = floor(h)``, ``g = h - j``, ``v = k[j] + g * (k[j + 1] - k[j])`` (``k[j]``
-       when j = m - 1), bound ``= v / n``: numpy's "linear" percentile, in this order of operations.
-
-    The point values are ``sum(B) / n``, ``sum(A) / n`` and their difference ``(sum(B) - sum(A)) / n``.
+    A is the baseline and B the cell of `biorab.explorer.compare.paired_accuracy`, whose docstring writes
+    the bootstrap out exactly: the pairs in a canonical order (B lost, tie, B gained), so the interval
+    depends on (n, only_a, only_b) alone; one mulberry32 generator seeded with `seed`; numpy's linear
+    percentile. The defaults are the page's (1,000 resamples, its seed).
 
     >>> c = compare_correct([True, False, False, True], [True, True, True, False], n_boot=200, seed=0)
     >>> c.n, c.delta, c.only_a, c.only_b, c.mcnemar_p
     (4, 0.25, 1, 2, 1.0)
     """
-    from biorab.metrics.paired import mcnemar
-
     a, b = [bool(x) for x in correct_a], [bool(x) for x in correct_b]
     if len(a) != len(b):
         raise DataError(f"{len(a)} and {len(b)} instances: a paired comparison needs the same instances")
@@ -86,37 +76,8 @@ def compare_correct(correct_a: Sequence[bool], correct_b: Sequence[bool], *, n_b
     if n == 0:
         return SubsetComparison(0, None, None, None, None, None, 0, 0, None, None, max(n_boot, 0), seed)
     test = mcnemar(a, b)
-    diff = [int(y) - int(x) for x, y in zip(a, b, strict=True)]
-    low = high = None
-    if n_boot > 0:
-        draws = mulberry32(seed)
-        ks = sorted(sum(diff[(next(draws) * n) >> 32] for _ in range(n)) for _ in range(n_boot))
-        low, high = (_quantile(ks, q) / n for q in CONFIDENCE_TAILS)
+    paired = paired_accuracy(a, b, n_boot=max(n_boot, 1), seed=seed)
+    low, high = (paired.ci_low, paired.ci_high) if n_boot > 0 else (None, None)
     right_a, right_b = sum(a), sum(b)
     return SubsetComparison(n, right_a / n, right_b / n, (right_b - right_a) / n, low, high, test.only_a,
                             test.only_b, test.p_value, test.method, n_boot, seed)
-
-
-def _quantile(ks: Sequence[int], q: float) -> float:
-    h = (len(ks) - 1) * q
-    j = math.floor(h)
-    if j + 1 >= len(ks):
-        return float(ks[j])
-    return ks[j] + (h - j) * (ks[j + 1] - ks[j])
-
-
-def mulberry32(seed: int) -> Iterator[int]:
-    """Tommy Ettinger's mulberry32 as 32-bit draws (the JavaScript original divides each by 2^32): in
-    JavaScript, ``a = a + 0x6D2B79F5 | 0; t = Math.imul(a ^ a >>> 15, 1 | a); t = t + Math.imul(t ^ t >>> 7,
-    61 | t) ^ t; return (t ^ t >>> 14) >>> 0``, starting from ``a = seed | 0``.
-
-    >>> draws = mulberry32(0)
-    >>> [next(draws) for _ in range(3)]
-    [1144304738, 1416247, 958946056]
-    """
-    a = seed & _MASK
-    while True:
-        a = (a + 0x6D2B79F5) & _MASK
-        t = ((a ^ (a >> 15)) * (1 | a)) & _MASK
-        t = ((t + (((t ^ (t >> 7)) * (61 | t)) & _MASK)) & _MASK) ^ t
-        yield (t ^ (t >> 14)) & _MASK

@@ -1,28 +1,28 @@
 """`compare_correct`: the subset comparison's bootstrap by hand on three instances, against numpy's
-percentile and McNemar, and against the docstring's algorithm written in JavaScript (run with node where it
-is installed: the explorer's page must reproduce these numbers bit for bit)."""
+percentile and McNemar, and against the explorer's page scheme it is (`biorab.explorer.compare`, which
+tests/integration/test_explorer_views_browser.py checks bit for bit against the page in Chromium)."""
 
 from __future__ import annotations
 
-import json
+import math
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from biorab.errors import DataError
-from biorab.results.subset import compare_correct, mulberry32
+from biorab.explorer.compare import mulberry32, paired_accuracy
+from biorab.results.subset import compare_correct
 
 
 def test_three_instances_by_hand() -> None:
     # mulberry32(7) draws 50271532, 266108690, 4195786334, 3002305430, 2239590375, 1741702388, 2002453909,
-    # 1030470827, 2376515373 (the JavaScript original gives the same); floor(x * 3 / 2^32), three per
-    # resample: (0, 0, 2), (2, 1, 1), (1, 0, 1).
+    # 1030470827, 2376515373 (the JavaScript original gives the same, as 32-bit integers; the scheme divides
+    # them by 2^32); floor(u * 3), three per resample: (0, 0, 2), (2, 1, 1), (1, 0, 1).
     draws = mulberry32(7)
-    assert [(next(draws) * 3) >> 32 for _ in range(9)] == [0, 0, 2, 2, 1, 1, 1, 0, 1]
-    # B - A per instance: -1, +1, +1; k per resample: -1 - 1 + 1 = -1, 1 + 1 + 1 = 3, 1 - 1 + 1 = 1.
+    assert [math.floor(next(draws) * 3) for _ in range(9)] == [0, 0, 2, 2, 1, 1, 1, 0, 1]
+    # the pairs in the canonical order, B lost (-1), ties, B gained (+1): -1, +1, +1 (1 lost, 2 gained);
+    # k per resample: -1 - 1 + 1 = -1, 1 + 1 + 1 = 3, 1 - 1 + 1 = 1.
     c = compare_correct([True, False, False], [False, True, True], n_boot=3, seed=7)
     assert (c.n, c.accuracy_a, c.accuracy_b) == (3, 1 / 3, 2 / 3)
     assert c.delta == pytest.approx(1 / 3)
@@ -43,31 +43,16 @@ def test_empty_and_misaligned() -> None:
         compare_correct([True], [True, False])
 
 
-JS = r"""
-const [a, b, nBoot, seed] = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-function mulberry32(s) { let x = s | 0; return () => { x = x + 0x6D2B79F5 | 0;
-  let t = Math.imul(x ^ x >>> 15, 1 | x); t = t + Math.imul(t ^ t >>> 7, 61 | t) ^ t;
-  return (t ^ t >>> 14) >>> 0; }; }
-const n = a.length, next = mulberry32(seed), diff = a.map((x, i) => Number(b[i]) - Number(x)), ks = [];
-for (let r = 0; r < nBoot; r++) { let k = 0;
-  for (let i = 0; i < n; i++) k += diff[Math.floor(next() * n / 4294967296)]; ks.push(k); }
-ks.sort((p, q) => p - q);
-const bound = q => { const h = (ks.length - 1) * q, j = Math.floor(h), g = h - j;
-  return (j + 1 >= ks.length ? ks[j] : ks[j] + g * (ks[j + 1] - ks[j])) / n; };
-process.stdout.write(JSON.stringify([bound(0.025), bound(0.975)]));
-"""
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_the_docstring_algorithm_in_javascript_gives_the_same_bounds() -> None:
+def test_it_is_the_pages_scheme_with_b_as_the_cell() -> None:
     rng = random.Random(1)
-    for n, n_boot, seed in ((57, 500, 0), (300, 1000, 12345), (5, 999, 2**32 + 3)):
+    for n, n_boot, seed in ((57, 500, 0), (300, 1000, 12345), (5, 999, 3)):
         a = [rng.random() < 0.6 for _ in range(n)]
         b = [rng.random() < 0.7 for _ in range(n)]
-        out = subprocess.run(["node", "-e", JS], input=json.dumps([a, b, n_boot, seed % 2**32]),
-                             capture_output=True, text=True, check=True, timeout=60)
         c = compare_correct(a, b, n_boot=n_boot, seed=seed)
-        assert json.loads(out.stdout) == [c.ci_low, c.ci_high]  # equal as doubles, not approximately
+        page = paired_accuracy(a, b, n_boot=n_boot, seed=seed)
+        assert (c.n, c.only_a, c.only_b) == (page.n, page.lost, page.gained)
+        assert (c.delta, c.ci_low, c.ci_high, c.mcnemar_p) == (page.delta, page.ci_low, page.ci_high,
+                                                               page.mcnemar_p)
 
 
 @pytest.mark.parametrize("name", ["biorab.results.subset", "biorab.results.folder"])
