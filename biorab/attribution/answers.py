@@ -47,8 +47,8 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
     labeled = [(hit, tag) for hit, tag in zip(hits, tags, strict=True) if hit.value is not None]
     copied = [tag for hit, tag in labeled if predicted and kind.answer_items(hit.value or "") == predicted]
     # The §2.8 error types describe open answers (spans and triples); a closed label is just right or wrong.
-    errors = kind.error_types(prediction.label if prediction.ok else None, gold) if gold and not kind.closed \
-        else None
+    errors = kind.error_types(prediction.label if prediction.ok else None, gold, raw=prediction.raw,
+                              echoes=[hit.key for hit in hits]) if gold and not kind.closed else None
     return AnswerFlags(
         has_corrupted=bool(corrupted),
         followed_corruption=followed,
