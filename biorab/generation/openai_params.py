@@ -46,6 +46,7 @@ class OpenAIParams(Params):
     max_retries: int = Field(default=4, ge=0, le=20)
     backoff_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=20.0, ge=0)
+    backoff_jitter_s: float | None = Field(default=None, ge=0)
     retry_after_max_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=8, ge=1, le=256)
     structured_outputs: Literal["off", "vllm", "vllm_legacy"] = "off"

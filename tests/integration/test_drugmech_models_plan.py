@@ -27,7 +27,9 @@ def test_plan_lists_the_five_models_with_cells_tokens_and_cost(tmp_path: Path) -
     plan = json.loads(out.stdout)
     assert [m["model"] for m in plan["models"]] == MODELS
     cells = {m["model"]: m["cells"] for m in plan["models"]}
-    assert cells == {**dict.fromkeys(MODELS[:4], 140), "Qwen3-4B-Thinking-2507": 28}  # 28 cells × 5 / 1 run
+    # 12 counterfactual files × 2 worlds = 24 cells per run; gpt-4o adds 4 factual cells (3 + 1 modes)
+    assert cells == {"gpt-4o-2024-08-06": 28 * 5, **dict.fromkeys(MODELS[1:4], 24 * 5),
+                     "Qwen3-4B-Thinking-2507": 24}
     o4 = plan["models"][3]
     assert o4["new_prompt_tokens"] > 0 and o4["new_decode_tokens"] == o4["new_generations"] * 4096
     assert o4["cost_usd"] == pytest.approx((o4["new_prompt_tokens"] * 0.55 + o4["new_decode_tokens"] * 2.20)
@@ -54,3 +56,28 @@ def test_each_model_gets_the_paper_request() -> None:
         "o4-mini-2025-04-16": {**reasoning, "service_tier": "flex"},
         "Qwen3-4B-Thinking-2507": {"temperature": 1.0, "top_p": 1.0, "seed": 42, "presence_penalty": 0.0},
     }
+
+
+def test_the_factual_test_is_gpt4o_only_in_the_cell_listing(tmp_path: Path) -> None:
+    out = biorab("plan", str(JOB), "--cells", "--skip-data", cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    blocks = out.stdout.split("cells of run ")[1:]
+    assert [b.split(" ", 1)[0] for b in blocks] == MODELS
+    for model, block in zip(MODELS, blocks, strict=True):
+        cells = [line.split()[0] for line in block.splitlines()[1:] if line.startswith("  dm-")]
+        factual = sorted({c.split("__")[0] + "__" + c.split("__")[1] for c in cells if "factuals" in c})
+        if model == "gpt-4o-2024-08-06":
+            positives = ["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
+            assert factual == ["dm-factuals_neg_r1k__NAMED_DISEASE",
+                               *(f"dm-factuals_pos_r1k__{mode}" for mode in positives)]
+        else:
+            assert factual == [], model
+        assert len({c.split("__")[0] for c in cells}) == (14 if model == MODELS[0] else 12)
+
+
+def test_retries_as_the_paper() -> None:
+    # DRUGMECH_SPEC §9.1: up to 6 retries, exponential backoff 5-90 s plus 0-10 s jitter
+    for run in expand_runs(load_sweep(JOB), path=JOB):
+        p = OpenAIParams(**run.config.backend.params)
+        assert (p.max_retries, p.backoff_s, p.backoff_max_s, p.backoff_jitter_s) == (6, 5, 90, 10), run.model
+
