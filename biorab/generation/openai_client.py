@@ -166,6 +166,8 @@ class OpenAIBackend:
             vLLM's ``thinking_token_budget`` (vLLM >= 0.29 started with ``--reasoning-parser``; other
             servers refuse or ignore it).
         price: US dollars per million input/output tokens, for the cost in summary.json and `biorab plan`.
+        max_output_tokens: the model's largest answer (read by `biorab plan` only, never sent): with
+            ``token_limit: omit`` and no measured run it bounds the planned decode tokens and cost.
         requests_per_minute / tokens_per_minute: client-side rate limits (None: unlimited).
     """
 

@@ -61,6 +61,7 @@ class OpenAIParams(Params):
     think_split: bool = False
     thinking_token_budget: int | None = Field(default=None, ge=0)
     price: Price | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
 

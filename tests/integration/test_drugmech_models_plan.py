@@ -1,6 +1,7 @@
 """`biorab plan jobs/drugmech_models.yaml`: the DrugMech paper's five models, each with its cells, tokens
-and (for the OpenAI models, from the job's prices) the cost bound; the job's per-model settings reach each
-run's config (Qwen: one run; reasoning_effort sent only to reasoning models; flex for o3 and o4-mini)."""
+and (for the OpenAI models, from the job's prices) the cost, bounded by each model's maximum output; the
+job's per-model settings reach each run's config (Qwen: one run; reasoning_effort sent only to reasoning
+models; flex for o3 and o4-mini; the factual test on gpt-4o only; the paper's retries)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,13 @@ def test_plan_lists_the_five_models_with_cells_tokens_and_cost(tmp_path: Path) -
     assert cells == {"gpt-4o-2024-08-06": 28 * 5, **dict.fromkeys(MODELS[1:4], 24 * 5),
                      "Qwen3-4B-Thinking-2507": 24}
     o4 = plan["models"][3]
-    assert o4["new_prompt_tokens"] > 0 and o4["new_decode_tokens"] == o4["new_generations"] * 4096
+    # no limit is sent (token_limit: omit) and nothing is measured yet: max_tokens (4096) bounds nothing,
+    # the model's maximum output (100,000 for o4-mini) does
+    assert o4["decode_basis"] == "max_output"
+    assert o4["new_prompt_tokens"] > 0 and o4["new_decode_tokens"] == o4["new_generations"] * 100_000
     assert o4["cost_usd"] == pytest.approx((o4["new_prompt_tokens"] * 0.55 + o4["new_decode_tokens"] * 2.20)
                                            / 1e6, abs=0.01)
+    assert plan["models"][0]["new_decode_tokens"] == plan["models"][0]["new_generations"] * 16_384  # gpt-4o
     assert plan["models"][4]["cost_usd"] is None
     assert plan["cost_usd"] == pytest.approx(sum(m["cost_usd"] or 0 for m in plan["models"]), abs=0.05)
 
