@@ -190,9 +190,9 @@ class TaskType:
     def error_types(self, predicted: str | None, gold: str, *, raw: str | None = None,
                     echoes: Collection[str] = ()) -> dict[str, int]:
         """The paper's Table 7 types for one closed-label answer (every type present, zeros included):
-        ``echoed_scaffold`` when the answer text `raw` repeats a label of the prompt's scaffold
-        (`biorab.tasks.template_catalog.scaffold_markers`) or a whole retrieved sentence (`echoes`), right
-        label or not (Table 7's BioNLI "negative retrieved sentence.." for ``negative``); else
+        ``echoed_scaffold`` when the answer text `raw` repeats a scaffold label of the task's templates
+        (`biorab.tasks.scaffold.scaffold_labels` of `templates`) or a whole retrieved sentence (`echoes`),
+        right label or not (Table 7's BioNLI "negative retrieved sentence.." for ``negative``); else
         ``error_generation`` when the predicted label differs from the gold one (an unparsed prediction,
         ``None`` or empty, included; Table 7's BioNLI ``negative`` for ``positive``).
 
@@ -202,9 +202,10 @@ class TaskType:
         ({'echoed_scaffold': 0, 'error_generation': 1}, {'echoed_scaffold': 0, 'error_generation': 0})
         """
         from biorab.metrics.triples import normalize_element
-        from biorab.tasks.template_catalog import echoes_prompt
+        from biorab.tasks.scaffold import echoes_prompt, scaffold_labels
 
-        echo = echoes_prompt(normalize_element(raw or ""), [normalize_element(e) for e in echoes])
+        markers = scaffold_labels(self.templates(()).values())
+        echo = echoes_prompt(normalize_element(raw or ""), markers, [normalize_element(e) for e in echoes])
         wrong = self.answer_items(predicted) != self.answer_items(gold)
         return {"echoed_scaffold": int(echo), "error_generation": int(wrong and not echo)}
 

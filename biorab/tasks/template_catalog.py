@@ -10,17 +10,16 @@ retrieved examples and ``negative_awareness`` the Testbed-4 instruction. Every d
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 
 from biorab import labels as ls
 from biorab.errors import UnknownNameError
 from biorab.tasks import instructions as wording
+from biorab.tasks.scaffold import scaffold_labels
 from biorab.tasks.task_types import get_task, task_names
 from biorab.tasks.template import Template
-from biorab.tasks.wrappers import inference_prompt
 
 COMMON_VARIANTS: tuple[str, ...] = ("default", "bm25", "contriever", "noexample", "negative_awareness")
 
@@ -158,37 +157,15 @@ _DATASETS: dict[str, Callable[[], dict[str, Template]]] = {
     "bionli": lambda: nli_templates("bionli", ls.BIONLI_LABELS, wording.NLI_CONTEXT),
 }
 
-#: The template fields that hold scaffold (what a prompt writes around the instance and its evidence).
-_SCAFFOLD_FIELDS = ("example_format", "intro", "joiner", "unlabeled_format", "unlabeled_intro")
-
-
 @cache
 def scaffold_markers() -> frozenset[str]:
-    """Every label the prompts write before a piece of text (``context:``, ``response:``, ``retrieved
-    sentence:``, ``### input:``...), lower-cased, and each label of two or more words also without its
-    colon (``retrieved sentence``): an answer that repeats one echoes the prompt's scaffold
-    (the paper's Table 7 "redundant information", `biorab.tasks.triple_errors`). Read from every
-    template of every dataset and from the inference wrapper, so a new template's labels are known too.
+    """The scaffold labels of every template of every dataset and of the inference wrapper
+    (`biorab.tasks.scaffold.scaffold_labels`): what an answer echoing the prompt repeats.
 
-    >>> sorted(m for m in scaffold_markers() if "sentence" in m or "response" in m)
-    ['### response', '### response:', 'response:', 'retrieved sentence', 'retrieved sentence:']
+    >>> sorted(m for m in scaffold_markers() if "sentence" in m or "excample" in m)
+    ['excample:', 'retrieved sentence', 'retrieved sentence:']
     """
-    texts = [getattr(t, name) for build in _DATASETS.values() for t in build().values()
-             for name in _SCAFFOLD_FIELDS]
-    texts.append(inference_prompt("x", "y"))
-    labels = {m.strip() for text in texts for m in re.findall(r"(?:### )?[a-z][a-z ]*:", text.lower())}
-    # A label of two or more words is distinctive without its colon (Table 7's BioNLI answer "negative
-    # retrieved sentence.."); a one-word label ("context") counts only with it.
-    return frozenset(labels | {label[:-1] for label in labels if " " in label})
-
-
-def echoes_prompt(text: str, echoes: Collection[str] = ()) -> bool:
-    """`text` (lower-cased) repeats a `scaffold_markers` label or holds a whole one of `echoes`.
-
-    >>> echoes_prompt("negative retrieved sentence.."), echoes_prompt("negative")
-    (True, False)
-    """
-    return any(m in text for m in scaffold_markers()) or any(e and e in text for e in echoes)
+    return scaffold_labels(t for build in _DATASETS.values() for t in build().values())
 
 
 def template_datasets() -> tuple[str, ...]:

@@ -26,8 +26,8 @@ The pairing, step by step:
      ``(tamoxifen, effect, retinal changes.)`` for ``(tamoxifen, dosage, high-dose)`` and its GIT case,
      head and tail swapped with another relation);
    - else no pair.
-3. *p* takes one type: ``echoed_scaffold`` when one of its elements repeats a label of the prompt's
-   scaffold (`biorab.tasks.template_catalog.scaffold_markers`: ``retrieved sentence:``, ``context:``,
+3. *p* takes one type: ``echoed_scaffold`` when one of its elements repeats a scaffold label of any
+   template (`biorab.tasks.template_catalog.scaffold_markers`: ``retrieved sentence:``, ``context:``,
    ``### response:``...) or a whole retrieved sentence (`echoes`; Table 7's GIT case
    ``adenosylcobalamin.. retrieved sentence: glycerol dehydratase``); else the first of ``redundant_span``,
    ``wrong_relation``, ``wrong_head``, ``wrong_tail``, ``error_generation`` among its pairs (several gold
@@ -122,9 +122,11 @@ def echoed(predicted: Triple, echoes: Collection[str]) -> bool:
     >>> echoed(("x", "r", "adenosylcobalamin.. retrieved sentence: glycerol dehydratase"), ())
     True
     """
-    from biorab.tasks.template_catalog import echoes_prompt
+    from biorab.tasks.scaffold import echoes_prompt
+    from biorab.tasks.template_catalog import scaffold_markers
 
-    return any(echoes_prompt(element, echoes) for element in predicted)
+    markers = scaffold_markers()
+    return any(echoes_prompt(element, markers, echoes) for element in predicted)
 
 
 def triple_error_types(predicted: frozenset[Triple], gold: frozenset[Triple],

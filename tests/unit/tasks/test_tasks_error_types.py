@@ -62,7 +62,7 @@ def test_closed_label_error_type_is_error_generation(task: str) -> None:
     assert kind.error_types("", "negative") == wrong
     # an echo is counted once, as an echo, right label or wrong
     echo = {"echoed_scaffold": 1, "error_generation": 0}
-    assert kind.error_types("positive", "negative", raw="positive Context: the drug") == echo
+    assert kind.error_types("positive", "negative", raw="positive Response: the drug") == echo
     assert kind.error_types("negative", "negative", raw="negative. aspirin causes rash.",
                             echoes=["Aspirin causes rash."]) == echo
     assert kind.error_types("negative", "negative", raw="negative. aspirin causes",
