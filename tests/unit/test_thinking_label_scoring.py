@@ -51,3 +51,28 @@ def test_label_scoring_on_a_thinking_model_is_refused(tmp_path: Path, backend: s
 def test_without_thinking_or_without_scoring_the_config_passes(tmp_path: Path, backend: str,
                                                                sampling: str) -> None:
     load_experiment(_write(tmp_path, backend, sampling), check_data=False)
+
+
+def test_echo_label_scoring_through_a_server_is_warned_about(tmp_path: Path) -> None:
+    from biorab.runner.checks.validate import config_warnings
+
+    echo = "{name: openai, params: {model: m, base_url: 'http://127.0.0.1:1/v1', label_scoring: echo}}"
+    scored = load_experiment(_write(tmp_path, echo, "{score_labels: true}"), check_data=False)
+    (note,) = config_warnings(scored)
+    assert "not comparable with the in-process engines'" in note and "9.39 nats" in note
+    assert config_warnings(load_experiment(_write(tmp_path, echo, "{score_labels: false}"),
+                                           check_data=False)) == []
+    assert config_warnings(load_experiment(_write(tmp_path, "{name: fake}", "{score_labels: true}"),
+                                           check_data=False)) == []
+
+
+def test_biorab_validate_prints_the_warning(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from biorab.cli.main import app
+
+    echo = "{name: openai, params: {model: m, base_url: 'http://127.0.0.1:1/v1', label_scoring: echo}}"
+    path = _write(tmp_path, echo, "{score_labels: true}")
+    out = CliRunner().invoke(app, ["validate", str(path), "--skip-data", "--skip-tracking"])
+    assert out.exit_code == 0, out.output
+    assert "warning: label log-probs through backend openai (label_scoring: echo)" in out.output

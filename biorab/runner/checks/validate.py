@@ -151,6 +151,26 @@ def _check_thinking(config: ExperimentConfig, params: object, path: str | Path |
         raise ConfigError(THINKING_SCORING, key="sampling.score_labels", path=path)
 
 
+#: Echo label scoring through a server and the in-process engines' scoring read different token sequences.
+ECHO_SCORING_CAVEAT = (
+    "label log-probs through backend openai (label_scoring: echo) are not comparable with the in-process "
+    "engines' for the same labels: echo sums the tokens of prompt + label that start inside the label, "
+    "the engines score the label's own tokens after the prompt's, so a token spanning the boundary is "
+    "counted differently (measured up to 9.39 nats apart on SmolLM2, docs/generation.md). AUROC/AUPRC "
+    "(Table 6) of this run compare only with runs scored the same way"
+)
+
+
+def config_warnings(config: ExperimentConfig) -> list[str]:
+    """What a valid config still does differently from what a reader may assume (printed by `biorab
+    validate` and `biorab run`, not refused)."""
+    out = []
+    if (config.backend.name == "openai" and config.sampling.score_labels
+            and config.backend.params.get("label_scoring") == "echo"):
+        out.append(ECHO_SCORING_CAVEAT)
+    return out
+
+
 def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> None:
     from biorab.datasets import dataset_splits
 
