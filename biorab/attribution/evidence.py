@@ -18,9 +18,11 @@ from biorab.corpora.text_identity import normalized_text
 from biorab.records import Hit
 
 #: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
-#: swapped is the whole label; a removed value is no corruption (the hit is tagged unlabeled instead).
+#: swapped, or a multi-label set with a label swapped or dropped, is the whole label; a removed value is
+#: no corruption (the hit is tagged unlabeled instead).
 HOW: dict[str, str | None] = {"head": "head", "relation": "relation", "tail": "tail", "label": "label",
-                              "other_class": "label", "option": "label", "value_removed": None}
+                              "other_class": "label", "option": "label", "swap": "label", "drop": "label",
+                              "value_removed": None}
 
 
 @dataclass(frozen=True)
