@@ -21,7 +21,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,23 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bench_host import free_port, machine_line
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "bench-replay-key"
 READY = "Ctrl-C (or SIGTERM) stops the server."  # the banner's last line (tests/support/serving.READY_LINE)
-
-
-def _machine() -> str:
-    from biorab.generation.hf_dtype import cpu_flags
-
-    shown = " ".join(sorted(f for f in cpu_flags() if f in {"avx2", "avx512f", "avx512_bf16", "amx_tile"}))
-    return f"CPU: {os.cpu_count()} cores; flags: {shown}; load average {os.getloadavg()[0]:.1f}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _config(out: Path, batch_size: int | None) -> dict[str, Any]:
@@ -88,7 +75,7 @@ def main() -> None:
     parser.add_argument("--data-dir", help="the staged data (default: the project's)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
-    print(_machine(), flush=True)
+    print(machine_line(), flush=True)
     out = args.keep or Path(tempfile.mkdtemp(prefix="bench-replay-"))
     out.mkdir(parents=True, exist_ok=True)
     ray_temp = tempfile.mkdtemp(prefix="rr-", dir="/tmp")  # Ray's unix socket paths are limited
@@ -108,7 +95,7 @@ def main() -> None:
         served = yaml.safe_load(serve_path.read_text(encoding="utf-8"))
         served["ray"] = {"num_cpus": 2, "object_store_memory": 300_000_000, "temp_dir": ray_temp}
         serve_path.write_text(yaml.safe_dump(served, sort_keys=False), encoding="utf-8")
-        port = _free_port()
+        port = free_port()
         proc = subprocess.Popen([sys.executable, "-m", "biorab.cli.main", "serve", str(serve_path), "--port",
                                  str(port)], cwd=REPO, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
