@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -70,6 +71,12 @@ def _round(args: argparse.Namespace, folder: Path) -> tuple[list[int | str], str
         if proc.poll() is not None:
             err = proc.stderr.read()[-3000:] if proc.stderr else ""
             raise SystemExit(f"biorab serve did not start:\n{err}")
+        # Keep reading both pipes: Ray forwards the replicas' logs to them, and a full pipe blocks the log
+        # thread that `ray.shutdown()` joins (a stop that never ends: seen here, see docs/serve.md).
+        err_lines: list[str] = []
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+        reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr or []), daemon=True)
+        reader.start()
         url = f"http://127.0.0.1:{port}/v1/ral"
 
         def call(i: int) -> int | str:
@@ -92,7 +99,8 @@ def _round(args: argparse.Namespace, folder: Path) -> tuple[list[int | str], str
                 proc.kill()
                 rc = -1
             codes = [f.result() for f in futures]
-        stderr = proc.stderr.read() if proc.stderr else ""
+        reader.join(10)
+        stderr = "".join(err_lines)
     finally:
         if proc.poll() is None:
             proc.kill()
