@@ -211,3 +211,17 @@ def test_samples_from_scored_rows() -> None:
     assert left_out == {"missing_moa": 1, "off_path": 1}
     text = render_chain_depth(chain_depth_report(samples, left_out))
     assert "left out: 1 whose MoA is not in DrugMechDB, 1 whose edited link is on no" in text
+
+
+def test_the_sweep_report_pools_its_runs_with_the_model_a_covariate(monkeypatch: pytest.MonkeyPatch) -> None:
+    import biorab.sweep.collect as collect
+    from biorab.sweep.report import chain_depth_markdown
+
+    runs = [chain_depth_report(_samples(DESIGN, "a")), chain_depth_report(_samples(DOUBLED, "b"))]
+    monkeypatch.setattr(collect, "chain_depth_sections", lambda sweep, path=None: runs)
+    text = chain_depth_markdown(SimpleNamespace(drugmech={"query_files": ["x"]}))  # type: ignore[arg-type]
+    assert text.startswith("\n## DrugMech, pooled over the sweep's models\n")
+    assert "199 answers fitted: each model's first run (the paper's design)" in text and "models a, b" in text
+    assert "| model[b] | 0.693 |" in text  # ln 2
+    monkeypatch.setattr(collect, "chain_depth_sections", lambda sweep, path=None: [])
+    assert chain_depth_markdown(SimpleNamespace(drugmech=None)) == ""  # type: ignore[arg-type]
