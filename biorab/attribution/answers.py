@@ -63,8 +63,8 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
     labeled = [(h, t, m) for h, t, m in zip(hits, tags, misleading, strict=True) if h.value is not None]
     copied = [(t, m) for h, t, m in labeled if predicted and label_items(kind, h.value or "") == predicted]
     # The §2.8 error types describe open answers (spans and triples); a closed label is just right or wrong.
-    errors = kind.error_types(prediction.label if prediction.ok else None, gold) if gold and not kind.closed \
-        else None
+    errors = kind.error_types(prediction.label if prediction.ok else None, gold, raw=prediction.raw,
+                              echoes=[hit.key for hit in hits]) if gold and not kind.closed else None
     corrupted = any(t["corrupted"] for t in tags)
     return AnswerFlags(
         has_corrupted=corrupted,

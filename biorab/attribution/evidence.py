@@ -22,9 +22,11 @@ from biorab.errors import UnknownNameError
 from biorab.records import Hit
 
 #: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
-#: swapped is the whole label; a removed value is no corruption (the hit is tagged unlabeled instead).
+#: swapped, or a multi-label set with a label swapped or dropped, is the whole label; a removed value is
+#: no corruption (the hit is tagged unlabeled instead).
 HOW: dict[str, str | None] = {"head": "head", "relation": "relation", "tail": "tail", "label": "label",
-                              "other_class": "label", "option": "label", "value_removed": None}
+                              "other_class": "label", "option": "label", "swap": "label", "drop": "label",
+                              "value_removed": None}
 #: ``how`` of a label the cell's corpus method made wrong (``method`` names it: ``llm_label``,
 #: ``detect_correct``); ``unexplained``: a wrong label no ledger lists in a cell without a corpus method (no
 #: built-in testbed makes one: a bring-your-own corpus can).

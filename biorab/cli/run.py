@@ -44,6 +44,10 @@ def run(
     if output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
+    from biorab.runner.checks.validate import config_warnings
+
+    for note in config_warnings(cfg):
+        err.print(f"[yellow]warning:[/yellow] {note}")
     with _progress(err) if err.is_terminal else _ProgressLines() as bar:
         result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)
     if result.total_pending == 0:

@@ -92,12 +92,20 @@ def attribution_grids(cells: list[CellRecord]) -> list[Grid]:
     typed = [c for c in cells if any(m.startswith(ERROR_RATE) for m in c.metrics)]
     if typed:
         names = list(dict.fromkeys(m for c in typed for m in c.metrics if m.startswith(ERROR_RATE)))
-        grid = Grid("Error types (§2.8): share of instances with one, ×100 [95% CI]",
-                    [n[len(ERROR_RATE):].replace("_", " ") for n in names])
+        grid = Grid("Error types (the paper's from §2.8 and Table 7, ours marked): share of instances with "
+                    "one, ×100 [95% CI]", [_error_type_header(n[len(ERROR_RATE):], typed) for n in names])
         for name, c in _one_row_each(typed):
             grid.rows.append((name, [_shown(c, n) for n in names]))
         grids.append(grid)
     return grids
+
+
+def _error_type_header(name: str, cells: list[CellRecord]) -> str:
+    """The type's name and whose it is: the paper's (§2.8, Table 7) or ours, as its task says."""
+    from biorab.tasks import get_task
+
+    origins = {get_task(c.task).error_type_origin.get(name, "ours") for c in cells}
+    return f"{name.replace('_', ' ')} ({'paper' if 'paper' in origins else 'ours'})"
 
 
 def _twin_grids(retrieving: list[CellRecord]) -> list[Grid]:

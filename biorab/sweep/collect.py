@@ -116,3 +116,17 @@ def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dic
             if key in usage:
                 totals[key] = totals.get(key, 0) + usage[key]
     return out
+
+
+def chain_depth_sections(sweep: SweepConfig, *, path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The DrugMech chain-depth section of every finished run of the sweep (``summary.json``'s
+    ``drugmech.chain_depth``, `biorab.drugmech.scoring.chain_depth`), for the pooled fit over its models."""
+    out = []
+    for run in expand_runs(sweep, path=path):
+        summary = run.config.run_dir() / "summary.json"
+        if summary.is_file():
+            drugmech = json.loads(summary.read_text(encoding="utf-8")).get("drugmech") or {}
+            section = drugmech.get("chain_depth")
+            if section:
+                out.append(section)
+    return out

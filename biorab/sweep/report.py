@@ -31,13 +31,28 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     plots = _plots(cells, out)
     md = out / "report.md"
     usage = usage_markdown(usage_by_model(sweep, path=path))
-    md.write_text(_markdown(sweep, cells, sig, missing, plots) + usage, encoding="utf-8")
+    chain = chain_depth_markdown(sweep, path=path)
+    md.write_text(_markdown(sweep, cells, sig, missing, plots) + usage + chain, encoding="utf-8")
     page = out / "report.html"
     page.write_text(_html(sweep, cells, sig, missing, plots), encoding="utf-8")
     files = [md, page, *plots]
     if track and sweep.tracking.enabled:
         _log_on_parent(sweep, files)
     return files
+
+
+def chain_depth_markdown(sweep: SweepConfig, *, path: str | Path | None = None) -> str:
+    """The DrugMech chain-depth fit pooled over the sweep's models (the paper's design: each model's first
+    run, the model a covariate; or every run clustered by query, as the sweep's ``drugmech.chain_depth``
+    says); empty without DrugMech answers to fit."""
+    from biorab.drugmech.scoring.chain_depth import pool_reports, render_chain_depth
+    from biorab.sweep.collect import chain_depth_sections
+
+    design = (sweep.drugmech or {}).get("chain_depth", "paper")
+    pooled = pool_reports(chain_depth_sections(sweep, path=path), design=design)
+    if pooled is None:
+        return ""
+    return "\n## DrugMech, pooled over the sweep's models\n" + render_chain_depth(pooled)
 
 
 def usage_markdown(usage: dict[str, dict[str, float]]) -> str:

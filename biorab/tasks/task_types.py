@@ -26,7 +26,7 @@ Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -188,14 +188,30 @@ class TaskType:
         """
         return frozenset({label}) if label else frozenset()
 
-    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
-        """``{"wrong_label": 1}`` when the predicted answer differs from the gold one (an unparsed prediction,
-        ``None`` or empty, included), else ``{"wrong_label": 0}``.
+    #: ``paper``: an error type the BioRAB paper names (§2.8, Table 7); ``ours``: the project's own.
+    error_type_origin: ClassVar[Mapping[str, str]] = {"echoed_scaffold": "paper", "error_generation": "paper"}
 
+    def error_types(self, predicted: str | None, gold: str, *, raw: str | None = None,
+                    echoes: Collection[str] = ()) -> dict[str, int]:
+        """The paper's Table 7 types for one closed-label answer (every type present, zeros included):
+        ``echoed_scaffold`` when the answer text `raw` repeats a scaffold label of the task's templates
+        (`biorab.tasks.scaffold.scaffold_labels` of `templates`) or a whole retrieved sentence (`echoes`),
+        right label or not (Table 7's BioNLI "negative retrieved sentence.." for ``negative``); else
+        ``error_generation`` when the predicted label differs from the gold one (an unparsed prediction,
+        ``None`` or empty, included; Table 7's BioNLI ``negative`` for ``positive``).
+
+        >>> get_task("nli").error_types("negative", "negative", raw="negative retrieved sentence..")
+        {'echoed_scaffold': 1, 'error_generation': 0}
         >>> get_task("qa").error_types("(B)", "(A)"), get_task("qa").error_types("(A)", "(A)")
-        ({'wrong_label': 1}, {'wrong_label': 0})
+        ({'echoed_scaffold': 0, 'error_generation': 1}, {'echoed_scaffold': 0, 'error_generation': 0})
         """
-        return {"wrong_label": int(self.answer_items(predicted) != self.answer_items(gold))}
+        from biorab.metrics.triples import normalize_element
+        from biorab.tasks.scaffold import echoes_prompt, scaffold_labels
+
+        markers = scaffold_labels(self.templates(()).values())
+        echo = echoes_prompt(normalize_element(raw or ""), markers, [normalize_element(e) for e in echoes])
+        wrong = self.answer_items(predicted) != self.answer_items(gold)
+        return {"echoed_scaffold": int(echo), "error_generation": int(wrong and not echo)}
 
     # ---- counterfactuals
 

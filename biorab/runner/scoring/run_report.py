@@ -139,15 +139,8 @@ def attribution_lines(results: Sequence[CellResult]) -> list[str]:
                        + f" | {_num(p)} | {_num(adjusted)} |")
         out += _twin_lines(cells) + _position_lines(cells)
     typed = [r for r in results if r.extra.get("attribution", {}).get("error_types")]
-    if typed:
-        names = list(dict.fromkeys(n for r in typed for n in r.extra["attribution"]["error_types"]))
-        out += ["", "Error types (§2.8), per cell: count, and the share of instances with one [95% CI].", "",
-                "| cell | " + " | ".join(n.replace("_", " ") for n in names) + " |",
-                "|---|" + "---|" * len(names)]
-        for r in typed:
-            counts = r.extra["attribution"]["error_types"]
-            out.append(f"| {r.plan.label} | " + " | ".join(
-                f"{counts.get(n, 0)}: {_rate(r, ERROR_RATE + n)}" for n in names) + " |")
+    for task in dict.fromkeys(r.plan.task for r in typed):
+        out += error_type_table(task, [r for r in typed if r.plan.task == task])
     return out
 
 
@@ -187,6 +180,33 @@ def _position_lines(cells: Sequence[CellResult]) -> list[str]:
                  else (NO_BASELINE if a.get("baseline") == NO_BASELINE else "n/a") for b in bins]
         out.append(f"| {r.plan.label} | " + " | ".join(ranks + shown) + " |")
     return out
+
+
+def error_type_table(task: str, cells: Sequence[CellResult]) -> list[str]:
+    """The error types of one task's cells: per type its count, the share of the cell's errors it explains
+    and the share of instances with one [95% CI]; each type is marked as the paper's (§2.8, Table 7) or
+    ours (`biorab.tasks.TaskType.error_type_origin`)."""
+    from biorab.tasks import get_task
+
+    origin = get_task(task).error_type_origin
+    names = list(dict.fromkeys(n for r in cells for n in r.extra["attribution"]["error_types"]))
+    paper = any(origin.get(n) == "paper" for n in names)
+    title = f"Error types of {task}" + (" (the paper's are §2.8, Table 7's)" if paper else " (ours)")
+    headers = [f"{n.replace('_', ' ')} ({origin.get(n, 'ours')})" for n in names]
+    out = ["", f"{title}, per cell: count, the share of the cell's errors it explains, and the share of "
+           "instances with one [95% CI].", "",
+           "| cell | errors | " + " | ".join(headers) + " |", "|---|---|" + "---|" * len(names)]
+    for r in cells:
+        counts = r.extra["attribution"]["error_types"]
+        total = sum(counts.values())
+        out.append(f"| {r.plan.label} | {total} | " + " | ".join(
+            f"{counts.get(n, 0)} ({_share(counts.get(n, 0), total)}): {_rate(r, ERROR_RATE + n)}"
+            for n in names) + " |")
+    return out
+
+
+def _share(count: int, total: int) -> str:
+    return "n/a" if not total else f"{count / total:.0%}"
 
 
 def _rate(result: CellResult, name: str) -> str:

@@ -56,7 +56,7 @@ def test_attribution_and_error_type_tables() -> None:
     assert position.columns[-1] == "prior: twin wrong"
     assert "| m / bm25 / counterfactual (80%) / ade_corpus_v2 | n/a | n/a | n/a | no baseline |" \
         in to_markdown(position)
-    assert errors.columns == ["wrong tail"]
+    assert errors.columns == ["wrong tail (ours)"]  # the project's type, not one of Table 7's
     assert errors.rows == [("m / none / none / ade", [(None, "10.0 [0.0, 30.0]")])]
 
 
