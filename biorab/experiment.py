@@ -271,6 +271,8 @@ class Cell:
             parts[-1] += "-notestdups" if r.exclude_test_duplicates else ""
         if r.method != "none":
             parts[-1] += f"-{r.method}"
+        if r.order != "retrieved":
+            parts[-1] += f"-{r.order}"
         if r.template != "default":
             parts.append(r.template)
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", "__".join(parts))

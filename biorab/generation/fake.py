@@ -11,7 +11,9 @@ It never loads a model. Its answer is one of:
   of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
   prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
   Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
-  to `answer` when the prompt shows no labeled example.
+  to `answer` when the prompt shows no labeled example;
+- ``copy_last``: as ``copy_top``, the label of the *last* retrieved example written in the prompt (the one
+  nearest the question): an order-sensitive model (`biorab.ral.evidence_order`).
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -54,7 +56,7 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top", "copy_last"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         seed: int = 0
@@ -138,20 +140,26 @@ class FakeBackend:
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
-        if mode == "copy_top":
-            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+        if mode in ("copy_top", "copy_last"):
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends,
+                            last=mode == "copy_last")
             return self.params.answer if top is None else top
         return self.params.answer
 
 
-def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
-    """The value of the first retrieved example written in `prompt` (``None``: none is written). Examples
-    sit in the instruction, so the search stops at the wrapper's input or response section."""
+def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str], *, last: bool = False
+              ) -> str | None:
+    """The value of the first (`last`: the last) retrieved example written in `prompt` (``None``: none is
+    written). Examples sit in the instruction, so the search stops at the wrapper's input or response
+    section."""
     instruction = prompt.text.split("\n\n### Input:")[0].split("\n\n### Response:")[0]
-    found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
+    if last:
+        found = [(i, m) for m in markers if (i := instruction.rfind(m)) >= 0]
+    else:
+        found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
     if not found:
         return None
-    start, marker = min(found)
+    start, marker = max(found) if last else min(found)
     rest = instruction[start + len(marker):]
     choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
     matching = [c for c in choices if rest.startswith(c)]

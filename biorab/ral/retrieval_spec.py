@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from biorab.config_sections import Section
 from biorab.params import Params
+from biorab.ral.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
@@ -61,6 +62,10 @@ class RetrievalSpec(Selection, _HitSource):
             threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
+        order: the order the selected hits are shown in (`biorab.ral.evidence_order`): ``retrieved``
+            (default), ``reverse``, ``shuffle`` (seeded per query) or ``misleading_first`` / ``_middle`` /
+            ``_last`` (the best-ranked hit the testbed's ledger corrupted moved there; counterfactual and
+            negative-awareness testbeds only).
     """
 
     # Built on first use, not at import: the ``filter:`` block is a plug-in's model (`biorab.learn`, which
@@ -72,6 +77,16 @@ class RetrievalSpec(Selection, _HitSource):
     probe_any_testbed: bool = False
     filter: Annotated[Any, Section("retrieval.filter")] | None = None
     method: CorpusMethod = "none"
+    order: EvidenceOrder = "retrieved"
+
+    @model_validator(mode="after")
+    def _order_needs_corruption(self) -> RetrievalSpec:
+        if self.order in MISLEADING_ORDERS and self.testbed not in ("counterfactual", "negative_awareness"):
+            raise ValueError(f"order {self.order} moves a hit the testbed's ledger corrupted: it needs the "
+                             f"counterfactual or negative_awareness testbed, not {self.testbed!r}")
+        if self.order != "retrieved" and not self.retrieves:
+            raise ValueError(f"order {self.order} needs retrieved hits; testbed 'none' has none")
+        return self
 
     @model_validator(mode="after")
     def _method_fits_testbed(self) -> RetrievalSpec:
@@ -128,6 +143,8 @@ class RetrievalSpec(Selection, _HitSource):
         for name in ("exclude_test_duplicates", "probe_any_testbed"):
             if not data[name]:
                 del data[name]
+        if self.order == "retrieved":
+            del data["order"]
         return data
 
     def fingerprint_json(self) -> dict[str, Any]:
@@ -143,6 +160,8 @@ class RetrievalSpec(Selection, _HitSource):
             del data["exclude_test_duplicates"]
         if self.method == "none":
             del data["method"]
+        if self.order == "retrieved":  # added later: absent at the default
+            del data["order"]
         if self.probes:
             data["awareness_probe"] = True
         return data
