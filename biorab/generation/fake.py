@@ -13,7 +13,10 @@ It never loads a model. Its answer is one of:
   Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
   to `answer` when the prompt shows no labeled example;
 - ``copy_last``: as ``copy_top``, the label of the *last* retrieved example written in the prompt (the one
-  nearest the question): an order-sensitive model (`biorab.ral.evidence_order`).
+  nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
+- ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
+  `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
+  one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`).
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -56,9 +59,10 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top", "copy_last"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top", "copy_last", "copy_plausible"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
+        plausible: dict[str, list[str]] = Field(default_factory=dict)
         seed: int = 0
         apply_stop: bool = True
         fail_every: int = Field(default=0, ge=0)
@@ -140,6 +144,10 @@ class FakeBackend:
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
+        if mode == "copy_plausible":
+            prior = self.params.answers.get(prompt.example_id, self.params.answer)
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+            return top if top is not None and top in self.params.plausible.get(prior, ()) else prior
         if mode in ("copy_top", "copy_last"):
             top = top_value(prompt, self.params.value_markers, self.params.value_ends,
                             last=mode == "copy_last")

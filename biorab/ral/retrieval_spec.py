@@ -18,7 +18,11 @@ from biorab.params import Params
 from biorab.ral.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
-TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
+TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
+                      "counterfactual_near", "counterfactual_far"]
+#: The testbeds with a counterfactual rate: the paper's, and its near / far lies
+#: (`biorab.corpora.plausibility`).
+RATED_TESTBEDS: tuple[str, ...] = ("counterfactual", "counterfactual_near", "counterfactual_far")
 CorpusMethod = Literal["none", "detect_correct", "llm_label"]
 # The testbeds each corpus method applies to (mirrors `biorab.methods.METHODS`; the spec stays import-light).
 _METHOD_TESTBEDS: dict[str, tuple[str, ...]] = {
@@ -81,8 +85,8 @@ class RetrievalSpec(Selection, _HitSource):
 
     @model_validator(mode="after")
     def _order_needs_corruption(self) -> RetrievalSpec:
-        if self.order in MISLEADING_ORDERS and self.testbed not in ("counterfactual", "negative_awareness"):
-            raise ValueError(f"order {self.order} moves a hit the testbed's ledger corrupted: it needs the "
+        if self.order in MISLEADING_ORDERS and self.testbed not in (*RATED_TESTBEDS, "negative_awareness"):
+            raise ValueError(f"order {self.order} moves a hit the testbed's ledger corrupted: it needs a "
                              f"counterfactual or negative_awareness testbed, not {self.testbed!r}")
         if self.order != "retrieved" and not self.retrieves:
             raise ValueError(f"order {self.order} needs retrieved hits; testbed 'none' has none")
@@ -98,8 +102,8 @@ class RetrievalSpec(Selection, _HitSource):
 
     @model_validator(mode="after")
     def _rate_only_for_counterfactual(self) -> RetrievalSpec:
-        if self.testbed == "counterfactual" and self.rate is None:
-            raise ValueError("the counterfactual testbed needs a rate (0..1)")
+        if self.testbed in RATED_TESTBEDS and self.rate is None:
+            raise ValueError(f"the {self.testbed} testbed needs a rate (0..1)")
         return self
 
     @model_validator(mode="after")

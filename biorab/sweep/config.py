@@ -34,7 +34,7 @@ from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
 from biorab.ral.evidence_order import EvidenceOrder
-from biorab.ral.retrieval_spec import TestbedKind
+from biorab.ral.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection
 
 #: The axes an ``exclude`` entry may name (and the keys of a `biorab.sweep.expand.SweepCell`).
@@ -161,8 +161,9 @@ class MatrixBlock(Params):
 
     @model_validator(mode="after")
     def _rates_for_counterfactual(self) -> MatrixBlock:
-        if "counterfactual" in self.testbeds and not self.rates:
-            raise ValueError("the counterfactual testbed needs 'rates' (e.g. [0.2, 0.8, 1.0])")
+        rated = [t for t in self.testbeds if t in RATED_TESTBEDS]
+        if rated and not self.rates:
+            raise ValueError(f"the {rated[0]} testbed needs 'rates' (e.g. [0.2, 0.8, 1.0])")
         return self
 
 

@@ -19,7 +19,7 @@ from biorab.errors import ConfigError
 from biorab.experiment import DatasetSpec, ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.ral.evidence_order import MISLEADING_ORDERS
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.retrieval_spec import RATED_TESTBEDS, RetrievalSpec
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
 
 
@@ -97,10 +97,10 @@ def _settings(profile: RetrieverProfile, block: MatrixBlock, method: str) -> lis
     base = profile.model_dump(exclude={"template"})
     out = []
     for testbed in block.testbeds:
-        rates: tuple[float | None, ...] = block.rates if testbed == "counterfactual" else (None,)
+        rates: tuple[float | None, ...] = block.rates if testbed in RATED_TESTBEDS else (None,)
         template = "negative_awareness" if testbed == "negative_awareness" else profile.template or "default"
         orders = [o for o in block.orders if o not in MISLEADING_ORDERS
-                  or testbed in ("counterfactual", "negative_awareness")]
+                  or testbed in (*RATED_TESTBEDS, "negative_awareness")]
         for rate in rates:
             for order in orders:
                 shown = {} if order == "retrieved" else {"order": order}

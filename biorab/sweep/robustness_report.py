@@ -5,6 +5,9 @@
   retrieved order (``order_flip_rate``, `biorab.attribution.order`), the cell's misled rate and, where the
   attribution has them, its misled rate by the position of the first misleading hit (``misled_by_rank/*``);
   the plot shows the flip rate by order, one group per (model, dataset).
+- **Plausibility of the counterfactual**: per (model, dataset, retriever, rate), the misled rate on the
+  counterfactual corpus with uniform lies, with near lies and with far lies (the same items corrupted:
+  `biorab.corpora.plausibility`), and near − far in points; the plot shows the three bars per group.
 
 Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no "best").
 """
@@ -24,7 +27,13 @@ ORDER_NOTE = ("order flip: answers that differ (as the task's answer items) from
               "among instances whose evidence holds one; by rank: the same, split by the position of the "
               "first misleading hit (docs/retrieval.md § Evidence order, docs/metrics.md).")
 #: The section's plot files (their stems): the report shows them in the section, not with the others.
-ROBUSTNESS_PLOTS = ("order_flip_rate",)
+ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility")
+#: The counterfactual testbeds by the plausibility of their lies, in the table's column order.
+PLAUSIBILITY = (("random", "counterfactual"), ("near", "counterfactual_near"), ("far", "counterfactual_far"))
+PLAUSIBILITY_NOTE = ("misled: answers following a corrupted hit among instances whose evidence holds one, on "
+                     "corpora whose lies are uniform (the paper's), the most confusable (near) or the least "
+                     "confusable (far) wrong label, the same items corrupted at the same rate; near − far in "
+                     "percentage points (docs/retrieval.md § Plausibility of the counterfactual).")
 #: The attribution's misled rate by the position of the first misleading hit, where it reports one.
 BY_RANK = (("misled, first misleading at 1", "misled_by_rank/1"), ("at 2", "misled_by_rank/2"),
            ("at ≥ 3", "misled_by_rank/3_or_more"))
@@ -51,12 +60,44 @@ def robustness_grids(cells: list[CellRecord]) -> list[Grid]:
             grid.rows.append((name, [(None, c.order), _shown(c, ORDER_FLIP_RATE), _shown(c, c.metric),
                                      _shown(c, "misled_rate"), *(_shown(c, m) for _, m in ranks)]))
         grids.append(grid)
+    plausible = plausibility_groups(cells)
+    if plausible:
+        grid = Grid(f"{SECTION}: plausibility of the counterfactual, misled rate ×100 [95% CI]",
+                    [*(name for name, _ in PLAUSIBILITY), "near − far"], note=PLAUSIBILITY_NOTE)
+        for label, by_kind in plausible.items():
+            near, far = (_rate(by_kind.get(k), "misled_rate") for k in ("counterfactual_near",
+                                                                          "counterfactual_far"))
+            diff = (None, "n/a") if near is None or far is None else (None, f"{(near - far) * 100:+.1f}")
+            grid.rows.append((label, [*(_shown(by_kind[k], "misled_rate") if k in by_kind else (None, "n/a")
+                                        for _, k in PLAUSIBILITY), diff]))
+        grids.append(grid)
     return grids
+
+
+def _rate(cell: CellRecord | None, name: str) -> float | None:
+    v = cell.value(name) if cell is not None else None
+    return None if v is None or v.get("value") is None else float(v["value"] or 0.0)
+
+
+def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellRecord]]:
+    """Row label → testbed → cell, for the settings with a near or far cell (in the retrieved order)."""
+    kinds = {k for _, k in PLAUSIBILITY}
+    rated = [c for c in cells if c.testbed in kinds and c.rate is not None and c.order == "retrieved"]
+    wanted = {(c.model, c.dataset, c.retriever, c.rate, c.method) for c in rated
+              if c.testbed != "counterfactual"}
+    out: dict[str, dict[str, CellRecord]] = {}
+    for c in rated:
+        key = (c.model, c.dataset, c.retriever, c.rate, c.method)
+        if key in wanted:
+            method = f" / {c.method}" if c.method != "none" else ""
+            label = f"{c.model} / {c.retriever} / {c.dataset} / rate {(c.rate or 0.0) * 100:g}%{method}"
+            out.setdefault(label, {})[c.testbed] = c
+    return out
 
 
 def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     """The section's plots (matplotlib, as every report plot)."""
-    made = [order_plot(cells, out)]
+    made = [order_plot(cells, out), plausibility_plot(cells, out)]
     return [p for p in made if p is not None]
 
 
@@ -95,3 +136,35 @@ def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
     ax.set_ylim(0, 102)
     ax.legend(fontsize=7)
     return _save(fig, plt, out / "order_flip_rate.png")
+
+
+def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Misled rate ×100 on uniform, near and far lies, error bars the 95% CIs, one group of bars per
+    (model, retriever, dataset, rate); ``None`` without a near or far cell."""
+    groups = plausibility_groups(cells)
+    if not groups:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * 1.5), 4.5))
+    width = 0.8 / len(PLAUSIBILITY)
+    for j, (name, kind) in enumerate(PLAUSIBILITY):
+        xs, ys, low, high = [], [], [], []
+        for i, by_kind in enumerate(groups.values()):
+            v = by_kind[kind].value("misled_rate") if kind in by_kind else None
+            if v is None or v.get("value") is None:
+                continue
+            y = float(v["value"] or 0.0) * 100
+            lo, hi = v.get("ci_low"), v.get("ci_high")
+            xs.append(i + j * width)
+            ys.append(y)
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=name)
+    ax.set_xticks([i + width for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("misled rate ×100 [95% CI]")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7, title="lies")
+    return _save(fig, plt, out / "misled_by_plausibility.png")
