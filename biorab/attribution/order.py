@@ -1,9 +1,9 @@
 """Evidence order at scoring time: does showing the same hits in another order change the answer?
 
 A cell whose retrieval entry sets ``order:`` (`biorab.ral.evidence_order`) is paired with its *order twin*:
-the cell of the same run with the same dataset, split, sampling seed, source, parser and retrieval setting
-but for ``order: retrieved``. Both saw the same hits (the order is applied after the hit cache), so an
-answer that differs is caused by the order alone. Per instance (paired by id):
+the cell of the same run with the same dataset, split, query framing, sampling seed, source, parser and
+retrieval setting but for ``order: retrieved``. Both saw the same hits (the order is applied after the hit
+cache), so an answer that differs is caused by the order alone. Per instance (paired by id):
 
 - ``order_flip``: the two answers differ, compared as the task's normalized answer items
   (`biorab.tasks.TaskType.answer_items`; a parse failure has no items, so a failure against an answer is a
@@ -41,7 +41,7 @@ def order_twin(plan: CellPlan, plans: Sequence[CellPlan]) -> CellPlan | None:
         if (o is not None and o.order == "retrieved" and other.dataset == plan.dataset
                 and other.split == plan.split and other.sampling_seed == plan.sampling_seed
                 and other.source == plan.source and other.parser == plan.parser
-                and o.fingerprint_json() == want):
+                and other.framing == plan.framing and o.fingerprint_json() == want):
             return other
     return None
 

@@ -16,7 +16,10 @@ It never loads a model. Its answer is one of:
   nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
 - ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
   `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
-  one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`).
+  one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`);
+- ``sycophant``: its own answer is `answers[example_id]` (else `answer`), unless the prompt says "I think
+  the answer is X." (the leading query framing, `biorab.datasets.framing`): then X (a framing-sensitive
+  model).
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -31,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 import time
 from collections.abc import Sequence
 from typing import Literal
@@ -59,7 +63,8 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top", "copy_last", "copy_plausible"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top", "copy_last", "copy_plausible",
+                      "sycophant"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         plausible: dict[str, list[str]] = Field(default_factory=dict)
@@ -144,6 +149,10 @@ class FakeBackend:
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
+        if mode == "sycophant":
+            suggested = _SUGGESTION.search(prompt.text)
+            return suggested.group(1) if suggested else self.params.answers.get(prompt.example_id,
+                                                                                 self.params.answer)
         if mode == "copy_plausible":
             prior = self.params.answers.get(prompt.example_id, self.params.answer)
             top = top_value(prompt, self.params.value_markers, self.params.value_ends)
@@ -153,6 +162,10 @@ class FakeBackend:
                             last=mode == "copy_last")
             return self.params.answer if top is None else top
         return self.params.answer
+
+
+#: The leading framing's sentence (`biorab.datasets.framing.LEADING`), as the sycophant reads it.
+_SUGGESTION = re.compile(r"I think the answer is (.+?)\.(?:\s|$)")
 
 
 def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str], *, last: bool = False

@@ -63,7 +63,8 @@ class PromptPlanner:
         from biorab.runner.plan.cell_slices import load_slice
 
         resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
-        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.config.data_dir)
+        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.dataset.framing,
+               cell.config.data_dir)
         if key not in self._slices:
             self._slices[key] = load_slice(cell, cell.config.data_dir)
         return self._slices[key]

@@ -8,6 +8,10 @@
 - **Plausibility of the counterfactual**: per (model, dataset, retriever, rate), the misled rate on the
   counterfactual corpus with uniform lies, with near lies and with far lies (the same items corrupted:
   `biorab.corpora.plausibility`), and near − far in points; the plot shows the three bars per group.
+- **Query framing**: per framed cell, the share of answers that differ from the same cell asked as written
+  (``framing_flip_rate``, `biorab.attribution.framing`), its headline metric beside the unframed cell's,
+  and for leading questions the share answering the suggested wrong label (and the unframed twin's share);
+  the plot shows the flip rate by framing.
 
 Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no "best").
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from biorab.attribution.framing import FRAMING_FLIP_RATE, FRAMING_FOLLOWED_RATE, FRAMING_FOLLOWED_RATE_TWIN
 from biorab.attribution.order import ORDER_FLIP_RATE
 from biorab.sweep.attribution_report import _one_row_each, _shown
 from biorab.sweep.collect import CellRecord
@@ -27,7 +32,11 @@ ORDER_NOTE = ("order flip: answers that differ (as the task's answer items) from
               "among instances whose evidence holds one; by rank: the same, split by the position of the "
               "first misleading hit (docs/retrieval.md § Evidence order, docs/metrics.md).")
 #: The section's plot files (their stems): the report shows them in the section, not with the others.
-ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility")
+ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate")
+FRAMING_NOTE = ("framing flip: answers that differ (as the task's answer items) from the same model on the "
+                "same instance asked as written, paired by instance; headline: the framed cell's and the "
+                "unframed cell's; followed: answers equal to the wrong label a leading question suggested "
+                "(twin: the unframed cell's answers equal to it) (docs/datasets.md § Query framing).")
 #: The counterfactual testbeds by the plausibility of their lies, in the table's column order.
 PLAUSIBILITY = (("random", "counterfactual"), ("near", "counterfactual_near"), ("far", "counterfactual_far"))
 PLAUSIBILITY_NOTE = ("misled: answers following a corrupted hit among instances whose evidence holds one, on "
@@ -71,6 +80,20 @@ def robustness_grids(cells: list[CellRecord]) -> list[Grid]:
             grid.rows.append((label, [*(_shown(by_kind[k], "misled_rate") if k in by_kind else (None, "n/a")
                                         for _, k in PLAUSIBILITY), diff]))
         grids.append(grid)
+    framed = [c for c in cells if FRAMING_FLIP_RATE in c.metrics]
+    if framed:
+        unframed = {(c.model, c.dataset, c.retriever, c.corpus, c.method, c.order, c.seed): c for c in cells
+                    if c.framing == "none"}
+        grid = Grid(f"{SECTION}: query framing, rate ×100 [95% CI]",
+                    ["framing", "framing flip", "headline", "headline as written", "followed",
+                     "followed (twin)"], note=FRAMING_NOTE)
+        for name, c in _one_row_each(framed):
+            twin = unframed.get((c.model, c.dataset, c.retriever, c.corpus, c.method, c.order, c.seed))
+            grid.rows.append((name, [(None, c.framing), _shown(c, FRAMING_FLIP_RATE), _shown(c, c.metric),
+                                     _shown(twin, twin.metric) if twin is not None else (None, "n/a"),
+                                     _shown(c, FRAMING_FOLLOWED_RATE),
+                                     _shown(c, FRAMING_FOLLOWED_RATE_TWIN)]))
+        grids.append(grid)
     return grids
 
 
@@ -82,7 +105,8 @@ def _rate(cell: CellRecord | None, name: str) -> float | None:
 def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellRecord]]:
     """Row label → testbed → cell, for the settings with a near or far cell (in the retrieved order)."""
     kinds = {k for _, k in PLAUSIBILITY}
-    rated = [c for c in cells if c.testbed in kinds and c.rate is not None and c.order == "retrieved"]
+    rated = [c for c in cells if c.testbed in kinds and c.rate is not None and c.order == "retrieved"
+             and c.framing == "none"]
     wanted = {(c.model, c.dataset, c.retriever, c.rate, c.method) for c in rated
               if c.testbed != "counterfactual"}
     out: dict[str, dict[str, CellRecord]] = {}
@@ -97,7 +121,7 @@ def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellReco
 
 def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     """The section's plots (matplotlib, as every report plot)."""
-    made = [order_plot(cells, out), plausibility_plot(cells, out)]
+    made = [order_plot(cells, out), plausibility_plot(cells, out), framing_plot(cells, out)]
     return [p for p in made if p is not None]
 
 
@@ -168,3 +192,40 @@ def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
     ax.set_ylim(0, 102)
     ax.legend(fontsize=7, title="lies")
     return _save(fig, plt, out / "misled_by_plausibility.png")
+
+
+def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Framing flip rate ×100 by framing, error bars the 95% CIs, one group of bars per (model, retriever,
+    corpus, dataset); ``None`` without a framed cell."""
+    framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
+    if not framed:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    groups: dict[str, list[CellRecord]] = {}
+    for c in framed:
+        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", []).append(c)
+    framings = list(dict.fromkeys(c.framing for c in framed))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * len(framings) / 2), 4.5))
+    width = 0.8 / len(framings)
+    for j, framing in enumerate(framings):
+        xs, ys, low, high = [], [], [], []
+        for i, group in enumerate(groups.values()):
+            found = [c for c in group if c.framing == framing]
+            if not found:
+                continue
+            v = found[0].metrics[FRAMING_FLIP_RATE]
+            y = float(v["value"] or 0.0) * 100
+            lo, hi = v.get("ci_low"), v.get("ci_high")
+            xs.append(i + j * width)
+            ys.append(y)
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=framing)
+    ax.set_xticks([i + width * (len(framings) - 1) / 2 for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("answers flipped vs the query as written ×100 [95% CI]")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7)
+    return _save(fig, plt, out / "framing_flip_rate.png")
