@@ -89,6 +89,7 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
         label=cell.label,
         dataset=cell.dataset.name,
         split=cell.dataset.split,
+        framing=cell.dataset.framing,
         task=task,
         retrieval=cell.retrieval,
         seed=cfg.seed,
@@ -96,7 +97,6 @@ def make_plan(cell: Cell, examples: list[Example]) -> CellPlan:
         parser=cfg.parser,
         labels=dataset_labels(cell.dataset.name),
         corpus_key=corpus_key(cell),
-        framing=cell.dataset.framing,
     )
 
 
