@@ -7,19 +7,19 @@ It never loads a model. Its answer is one of:
   back to `answer` when the prompt has no choices);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
-- ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
-  of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
-  prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
-  Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
-  to `answer` when the prompt shows no labeled example;
-- ``copy_last``: as ``copy_top``, the label of the *last* retrieved example written in the prompt (the one
-  nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
+- ``copy_last``: as ``copy_top`` (below), the label of the *last* retrieved example written in the prompt
+  (the one nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
 - ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
   `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
   one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`);
 - ``sycophant``: its own answer is `answers[example_id]` (else `answer`), unless the prompt says "I think
   the answer is X." (the leading query framing, `biorab.datasets.framing`): then X (a framing-sensitive
-  model).
+  model);
+- ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
+  of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
+  prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
+  Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
+  to `answer` when the prompt shows no labeled example.
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -143,23 +143,31 @@ class FakeBackend:
         )
         return apply_split(gen, self.params.thinking)
 
+    def _robustness_answer(self, prompt: Prompt, mode: str) -> str | None:
+        """The answer of the issue-43 modes (``None``: another mode)."""
+        prior = self.params.answers.get(prompt.example_id, self.params.answer)
+        if mode == "sycophant":
+            suggested = _SUGGESTION.search(prompt.text)
+            return suggested.group(1) if suggested else prior
+        if mode == "copy_plausible":
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+            return top if top is not None and top in self.params.plausible.get(prior, ()) else prior
+        if mode == "copy_last":
+            last = top_value(prompt, self.params.value_markers, self.params.value_ends, last=True)
+            return self.params.answer if last is None else last
+        return None
+
     def _answer(self, prompt: Prompt, weights: dict[str, float]) -> str:
         mode = self.params.mode
+        robust = self._robustness_answer(prompt, mode)
+        if robust is not None:
+            return robust
         if mode == "map":
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
             return max(weights, key=lambda c: (weights[c], c))
-        if mode == "sycophant":
-            suggested = _SUGGESTION.search(prompt.text)
-            return suggested.group(1) if suggested else self.params.answers.get(prompt.example_id,
-                                                                                 self.params.answer)
-        if mode == "copy_plausible":
-            prior = self.params.answers.get(prompt.example_id, self.params.answer)
+        if mode == "copy_top":
             top = top_value(prompt, self.params.value_markers, self.params.value_ends)
-            return top if top is not None and top in self.params.plausible.get(prior, ()) else prior
-        if mode in ("copy_top", "copy_last"):
-            top = top_value(prompt, self.params.value_markers, self.params.value_ends,
-                            last=mode == "copy_last")
             return self.params.answer if top is None else top
         return self.params.answer
 
