@@ -72,6 +72,8 @@ class CellPlan:
     # (`biorab.runner.plan.cell_slices.corpus_key`); a row is reused only when it was computed with the same
     # (`biorab.runner.store.instance_key`).
     corpus_key: str | None = None
+    #: The query framing of a dataset slice (`biorab.datasets.framing`; ``none``: as written).
+    framing: str = "none"
 
     @property
     def retrieves(self) -> bool:

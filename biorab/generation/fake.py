@@ -7,6 +7,14 @@ It never loads a model. Its answer is one of:
   back to `answer` when the prompt has no choices);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
+- ``copy_last``: as ``copy_top`` (below), the label of the *last* retrieved example written in the prompt
+  (the one nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
+- ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
+  `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
+  one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`);
+- ``sycophant``: its own answer is `answers[example_id]` (else `answer`), unless the prompt says "I think
+  the answer is X." (the leading query framing, `biorab.datasets.framing`): then X (a framing-sensitive
+  model);
 - ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
   of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
   prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
@@ -31,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 import time
 from collections.abc import Sequence
 from typing import Literal
@@ -59,9 +68,11 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top", "copy_when_unsure"] = "fixed"
+        mode: Literal["fixed", "choice", "map", "copy_top", "copy_when_unsure", "copy_last", "copy_plausible",
+                      "sycophant"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
+        plausible: dict[str, list[str]] = Field(default_factory=dict)
         seed: int = 0
         apply_stop: bool = True
         fail_every: int = Field(default=0, ge=0)
@@ -143,8 +154,25 @@ class FakeBackend:
         )
         return apply_split(gen, self.params.thinking)
 
+    def _robustness_answer(self, prompt: Prompt, mode: str) -> str | None:
+        """The answer of the issue-43 modes (``None``: another mode)."""
+        prior = self.params.answers.get(prompt.example_id, self.params.answer)
+        if mode == "sycophant":
+            suggested = _SUGGESTION.search(prompt.text)
+            return suggested.group(1) if suggested else prior
+        if mode == "copy_plausible":
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+            return top if top is not None and top in self.params.plausible.get(prior, ()) else prior
+        if mode == "copy_last":
+            last = top_value(prompt, self.params.value_markers, self.params.value_ends, last=True)
+            return self.params.answer if last is None else last
+        return None
+
     def _answer(self, prompt: Prompt, weights: dict[str, float]) -> str:
         mode = self.params.mode
+        robust = self._robustness_answer(prompt, mode)
+        if robust is not None:
+            return robust
         if mode == "map":
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode == "choice" and weights:
@@ -161,14 +189,23 @@ class FakeBackend:
         return self.params.margins.get(prompt.example_id, self.params.margin)
 
 
-def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
-    """The value of the first retrieved example written in `prompt` (``None``: none is written). Examples
-    sit in the instruction, so the search stops at the wrapper's input or response section."""
+#: The leading framing's sentence (`biorab.datasets.framing.LEADING`), as the sycophant reads it.
+_SUGGESTION = re.compile(r"I think the answer is (.+?)\.(?:\s|$)")
+
+
+def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str], *, last: bool = False
+              ) -> str | None:
+    """The value of the first (`last`: the last) retrieved example written in `prompt` (``None``: none is
+    written). Examples sit in the instruction, so the search stops at the wrapper's input or response
+    section."""
     instruction = prompt.text.split("\n\n### Input:")[0].split("\n\n### Response:")[0]
-    found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
+    if last:
+        found = [(i, m) for m in markers if (i := instruction.rfind(m)) >= 0]
+    else:
+        found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
     if not found:
         return None
-    start, marker = min(found)
+    start, marker = max(found) if last else min(found)
     rest = instruction[start + len(marker):]
     choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
     matching = [c for c in choices if rest.startswith(c)]

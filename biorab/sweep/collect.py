@@ -37,6 +37,8 @@ class CellRecord:
     #: The whole cell spec, field by field (``dataset.limit``, ``retrieval.filter``, ``sampling.max_tokens``,
     #: ...: `spec_items`), so that the report keys its rows by all of it, never by a few axes.
     spec: tuple[tuple[str, str], ...] = ()
+    order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.evidence_order`)
+    framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
 
     @property
     def corpus(self) -> str:
@@ -98,7 +100,8 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None,
                       excluded=r.exclude_test_duplicates,
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
-                      leak=(cell.get("leak_share") or {}).get("value"), spec=items)
+                      leak=(cell.get("leak_share") or {}).get("value"), spec=items, order=r.order,
+                      framing=spec.dataset.framing)
 
 
 def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:

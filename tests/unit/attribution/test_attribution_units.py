@@ -32,6 +32,7 @@ def test_hit_tags() -> None:
     corrupted, unlabeled, corrected, diverse = EVIDENCE.tags([
         _hit("d/train/3", "aspirin|dosage|rash", key="The  Query sentence."),
         _hit("d/train/4", None), _hit("d/train/5", "1"), _hit("x/train/9", "1", dataset="x")])
+    assert (corrupted.pop("retrieved_rank"), corrupted.pop("plausibility")) == (1, None)  # issue 43's tags
     assert corrupted == {"doc_id": "d/train/3", "corrupted": True, "original_label": "aspirin|effect|rash",
                          "corrupted_label": "aspirin|dosage|rash", "how": "relation", "method": None,
                          "leaked": True,
