@@ -82,12 +82,9 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
 
 
 def label_items(kind: Any, label: str) -> frozenset[str]:
-    """The label's answer items; a hit label the task cannot read as items (a corpus method's malformed
-    triple) is its own single item, so it is still compared, never dropped."""
-    try:
-        return frozenset(kind.answer_items(label))
-    except ValueError:
-        return frozenset({label})
+    """The label's answer items, read as evidence (`biorab.tasks.TaskType.evidence_items`): a label the
+    task cannot read as items is its own single item, so it is still compared, never dropped."""
+    return frozenset(kind.evidence_items(label))
 
 
 def error_types_json(errors: dict[str, int] | None) -> str | None:

@@ -33,12 +33,10 @@ from typing import Literal
 
 from biorab.errors import DataError
 from biorab.records import Example
+from biorab.tasks import get_task, task_names
 from biorab.tasks.task_types import LabelSpace
 
 Plausibility = Literal["near", "far"]
-#: The ledger's ``how`` of each task's plausible corruption (as its random one names it).
-HOW: dict[str, str] = {"classification": "other_class", "nli": "other_class", "link_prediction": "label",
-                       "qa": "option", "triple_extraction": "tail"}
 _WORD = re.compile(r"\w+")
 
 
@@ -80,17 +78,19 @@ class Confusability:
     @classmethod
     def of(cls, examples: Sequence[Example]) -> Confusability:
         task = examples[0].task
-        if task not in HOW:
+        rule = get_task(task).confusability  # the task owns what its lies are confusable by
+        if rule is None:
+            covered = [t for t in task_names() if get_task(t).confusability is not None]
             raise DataError(f"task {task!r} has no plausibility rule (near/far counterfactuals cover "
-                            f"{', '.join(sorted(HOW))})", field="testbed")
+                            f"{', '.join(covered)})", field="testbed")
         out = cls(task)
-        if task == "triple_extraction":
+        if rule == "relation_tails":
             from biorab.tasks.triples import split_triples
 
             for ex in examples:
                 for _, relation, tail in split_triples(ex):
                     out.tail_counts.setdefault(_norm(relation), Counter())[_norm(tail)] += 1
-        elif task != "qa":
+        elif rule == "label_texts":
             for ex in examples:
                 out.label_bags.setdefault(ex.label, Counter()).update(bag(ex.text))
         return out
@@ -106,9 +106,10 @@ def _pick(scored: Sequence[tuple[str, float]], which: Plausibility, rng: random.
 def plausible_wrong_label(example: Example, space: LabelSpace, conf: Confusability, which: Plausibility,
                           rng: random.Random) -> tuple[str, str, float]:
     """(wrong label, how, its confusability) for `example` (see the module docstring)."""
-    if example.task == "triple_extraction":
+    kind = get_task(example.task)
+    if kind.confusability == "relation_tails":
         return _tail(example, space, conf, which, rng)
-    if example.task == "qa":
+    if kind.confusability == "option_texts":
         options = example.fields.get("options")
         gold = example.label.strip("()")
         if not isinstance(options, Mapping) or gold not in options:
@@ -127,7 +128,7 @@ def plausible_wrong_label(example: Example, space: LabelSpace, conf: Confusabili
     if not scored:
         raise DataError(f"item {example.id}: no wrong label to choose", field="label")
     label, score = _pick(scored, which, rng)
-    return label, HOW[example.task], score
+    return label, kind.plausible_how, score
 
 
 def _tail(example: Example, space: LabelSpace, conf: Confusability, which: Plausibility,
@@ -146,4 +147,4 @@ def _tail(example: Example, space: LabelSpace, conf: Confusability, which: Plaus
                         field="label")
     tail, score = _pick(scored, which, rng)
     lines = [TRIPLE_SEPARATOR.join((head, relation, tail)), *(TRIPLE_SEPARATOR.join(t) for t in triples[1:])]
-    return "\n".join(lines), "tail", score
+    return "\n".join(lines), get_task(example.task).plausible_how, score

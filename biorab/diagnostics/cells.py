@@ -47,10 +47,11 @@ def instance_claims(task: str, rows: Iterable[Mapping[str, Any]],
 
     from biorab.tasks import get_task
 
-    items = get_task(task).answer_items
+    kind = get_task(task)
+    items, evidence = kind.answer_items, kind.evidence_items  # a hit's label may be malformed: still an item
     out = []
     for row in rows:
-        hits = tuple(items(h.get("value")) for h in json.loads(row["hits"] or "[]"))
+        hits = tuple(evidence(h.get("value")) for h in json.loads(row["hits"] or "[]"))
         out.append((row["id"], InstanceClaims(items(row["label"]), answer_items(task, row), hits,
                                               twin.get(row["id"]) if twin is not None else None)))
     return out

@@ -54,6 +54,7 @@ class MultiLabelClassification(TaskType):
     """Assign every applying label of a closed list (several, or one, per text)."""
 
     name = "multilabel_classification"
+    confusability = None
     title = "multi-label text classification"
     # Several labels per answer: not one label of a list (no choice constraint; micro F1 is not accuracy).
     closed = False

@@ -22,6 +22,8 @@ class QuestionAnswering(TaskType):
     """Multiple-choice QA; labels are option letters in parentheses, ``(A)``..``(E)``."""
 
     name = "qa"
+    confusability = "option_texts"
+    plausible_how = "option"
     title = "question answering"
     hit_description = "The answer of ({key}) is ({value})"
     row_form = "choices"

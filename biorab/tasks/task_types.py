@@ -101,6 +101,12 @@ class TaskType:
     #: retrieved item's label can hold (support) this instance's item: the judge-free claim diagnostics
     #: (`biorab.diagnostics`) are computed only for such tasks.
     items_shared: ClassVar[bool] = True
+    #: What the plausible (near/far) counterfactuals measure confusability on (`biorab.corpora.plausibility`):
+    #: ``label_texts``, the bags of words of the training texts carrying each label; ``option_texts``, the
+    #: instance's option texts; ``relation_tails``, the training triples' tails per relation; ``None``: the
+    #: task has no plausibility rule. `plausible_how` is the ledger's ``how`` of such a lie.
+    confusability: ClassVar[str | None] = "label_texts"
+    plausible_how: ClassVar[str] = "other_class"
     #: The answer ends at a blank line or a new ``###`` section: small models keep writing the next example
     #: after it. Not at "\n": the original wrapper ends with "### Response: \n" and SmolLM2 often starts
     #: its answer with a newline, which a "\n" stop cuts to nothing (12 of 15 single-label prompts in a
@@ -187,6 +193,16 @@ class TaskType:
         (frozenset({'True'}), frozenset())
         """
         return frozenset({label}) if label else frozenset()
+
+    def evidence_items(self, label: str | None) -> frozenset[str]:
+        """A retrieved hit's label as answer items (`answer_items`), or, when the task cannot read it as
+        items (a corpus method's malformed triple), the label as one item of its own: evidence is compared,
+        never dropped and never an error (attribution and the claim diagnostics both read hits so;
+        tests/unit/diagnostics/test_claim_diagnostics.py, a triple hit labelled ``y``)."""
+        try:
+            return self.answer_items(label)
+        except ValueError:
+            return frozenset({label}) if label else frozenset()
 
     #: ``paper``: an error type the BioRAB paper names (§2.8, Table 7); ``ours``: the project's own.
     error_type_origin: ClassVar[Mapping[str, str]] = {"echoed_scaffold": "paper", "error_generation": "paper"}

@@ -45,6 +45,8 @@ class TripleExtraction(TaskType):
     """Extract ``head|relation|tail`` triples; several triples are written one per line."""
 
     name = "triple_extraction"
+    confusability = "relation_tails"
+    plausible_how = "tail"
     title = "triple extraction"
     hit_description = "The triplet of ({key}) is ({value})"
     row_form = "triples"

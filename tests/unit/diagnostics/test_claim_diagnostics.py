@@ -166,3 +166,17 @@ def test_rows_become_items_as_the_task_normalizes_them() -> None:
     assert (s["claim_recall"], s["context_precision"], s["context_utilization"]) == (1.0, 0.5, 1.0)
     assert (s["faithfulness"], s["hallucination"], s["self_knowledge"]) == (0.5, 0.5, 0.0)
     assert unparsed.answer == F() and unparsed.twin is None
+
+
+def test_a_malformed_hit_label_is_one_item_of_its_own() -> None:
+    # a corpus method (LLM labeling) can write a triple hit's value as a bare word: it holds no gold triple
+    # and supports no answer triple, but it is a hit (in the precision's denominator), never an error
+    from biorab.diagnostics.cells import instance_claims
+
+    row = {"id": "t1", "label": "a|r|b", "pred_ok": True, "pred_label": "a|r|b",
+           "hits": json.dumps([{"value": "y"}, {"value": "a|r|b"}])}
+    ((_, claims),) = instance_claims("triple_extraction", [row], None)
+    assert claims.hits == (F({"y"}), F({"a|r|b"}))
+    s = claim_scores(claims)
+    # gold a|r|b held by hit 2 only: precision 1/2; the answer's one triple supported: faithfulness 1
+    assert (s["claim_recall"], s["context_precision"], s["faithfulness"]) == (1.0, 0.5, 1.0)
