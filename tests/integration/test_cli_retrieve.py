@@ -119,7 +119,8 @@ def test_bad_input_exits_2_with_a_clear_message(data_dir: Path) -> None:
         ),
         (["--model", "/some/model"], "--model applies to the dense and hybrid retrievers only, not 'bm25'"),
         (["--encoder", "medcpt"], "--encoder applies to the dense and hybrid retrievers only"),
-        (["--testbed", "noisy"], "unknown testbed 'noisy'. Known testbeds: counterfactual, diverse, labeled"),
+        (["--testbed", "noisy"], "unknown testbed 'noisy'. Known testbeds: counterfactual, "
+                                 "counterfactual_far, counterfactual_near, diverse, labeled"),
         (["--retriever", "dense", "--encoder", "bert"], "key 'encoder': Input should be 'minilm'"),
     ]
     for extra, message in cases:

@@ -104,7 +104,15 @@ def test_orders_permute_the_same_hits_and_flip_rates_match_the_rows(tmp_path: Pa
     misled = {o: cells[o].metrics["misled_rate"]["value"] for o in ORDERS}
     assert misled["misleading_last"] >= misled["retrieved"] >= misled["misleading_first"]
     assert misled["misleading_last"] > misled["misleading_first"]
-    assert (misled["retrieved"], misled["misleading_last"]) == pytest.approx((3 / 12, 7 / 12))
+    # 3 and 7 of the 12 instances misled (misled / all); misled_rate's denominator is the instances with
+    # a misleading hit (one carrying its ledger's wrong label, which is not the query's gold:
+    # docs/metrics.md), recounted from the rows and the ledger file
+    share = {o: cells[o].metrics["misled_share"]["value"] for o in ("retrieved", "misleading_last")}
+    assert (share["retrieved"], share["misleading_last"]) == pytest.approx((3 / 12, 7 / 12))
+    misleading = sum(any(h["value"] is not None and wrong.get(h["doc_id"]) == h["value"] != row["label"]
+                         for h in json.loads(row["hits"])) for row in base.values())
+    assert cells["retrieved"].extra["attribution"]["with_misleading"] == misleading
+    assert (misled["retrieved"], misled["misleading_last"]) == pytest.approx((3 / misleading, 7 / misleading))
     assert cells["reverse"].metrics["order_flip_rate"]["value"] > 0  # pinned direction: order-sensitive
 
     # the first-hit copier on the mirrored order is misled exactly as often (both answer the moved lie)
