@@ -5,6 +5,9 @@ It never loads a model. Its answer is one of:
 - ``fixed``: always `answer`;
 - ``choice``: one of the prompt's `constraint.choices`, picked by a seeded hash of the prompt text (falls
   back to `answer` when the prompt has no choices);
+- ``constraint``: as ``choice``, and for a prompt whose constraint is a regex (triples, label lists) a
+  string drawn from that regex (`biorab.generation.regex_sample`, seeded by the prompt text), so every
+  task's parser and metrics see a well-formed answer (what `--rehearse` runs);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
 - ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
@@ -26,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import random
 import time
 from collections.abc import Sequence
 from typing import Literal
@@ -54,7 +58,7 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top"] = "fixed"
+        mode: Literal["fixed", "choice", "constraint", "map", "copy_top"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         seed: int = 0
@@ -136,8 +140,13 @@ class FakeBackend:
         mode = self.params.mode
         if mode == "map":
             return self.params.answers.get(prompt.example_id, self.params.answer)
-        if mode == "choice" and weights:
+        if mode in ("choice", "constraint") and weights:
             return max(weights, key=lambda c: (weights[c], c))
+        if mode == "constraint" and prompt.constraint is not None and prompt.constraint.regex:
+            from biorab.generation.regex_sample import sample_regex
+
+            seed = int(_unit_hash(self.params.seed, prompt.text) * 2**32)
+            return sample_regex(prompt.constraint.regex, random.Random(seed))
         if mode == "copy_top":
             top = top_value(prompt, self.params.value_markers, self.params.value_ends)
             return self.params.answer if top is None else top

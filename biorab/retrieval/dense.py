@@ -35,6 +35,9 @@ class DenseParams(RetrieverParams):
         max_length: token limit for both sides.
         index_type: ``flat`` (exact) or ``hnsw`` with `hnsw_m`, `ef_construction`, `ef_search`.
         cache_embeddings: reuse corpus embeddings across runs.
+        stand_in_for: the encoder preset this one stands in for in a rehearsal (``--rehearse``: MiniLM for
+            an encoder that cannot load here); it keeps the cells of two stood-in encoders apart and
+            changes no hit (left out of every retriever fingerprint).
     """
 
     encoder: Literal["minilm", "contriever", "medcpt"] = "minilm"
@@ -51,6 +54,7 @@ class DenseParams(RetrieverParams):
     batch_size: int = 64
     device: str = "cpu"
     cache_embeddings: bool = True
+    stand_in_for: str | None = None
 
 
 def encoder_specs(params: DenseParams) -> tuple[EncoderSpec, EncoderSpec]:
