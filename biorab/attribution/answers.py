@@ -27,6 +27,16 @@ class AnswerFlags:
     error_types: dict[str, int] | None
 
 
+def _evidence_items(kind: Any, value: str) -> frozenset[str]:
+    """A hit's value as the task's answer items; a value not in the task's answer form has none (the
+    diverse testbed's hits come from other tasks' corpora: a triple task's hit may hold the label 'y',
+    which ended a whole sweep with "triple line 1 'y' has 1 '|'-separated parts")."""
+    try:
+        return kind.answer_items(value)
+    except ValueError:
+        return frozenset()
+
+
 def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequence[Hit],
                  tags: Sequence[dict[str, Any]]) -> AnswerFlags:
     """The flags of one answer (`tags`: `biorab.attribution.evidence.Evidence.tags` of `hits`).
@@ -42,10 +52,11 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
     predicted = kind.answer_items(prediction.label) if prediction.ok and prediction.label else frozenset()
     golds = kind.answer_items(gold) if gold else frozenset()
     corrupted = [t for t in tags if t["corrupted"]]
-    followed = any((predicted & (kind.answer_items(t["corrupted_label"])
-                                 - kind.answer_items(t["original_label"] or ""))) - golds for t in corrupted)
+    followed = any((predicted & (_evidence_items(kind, t["corrupted_label"])
+                                 - _evidence_items(kind, t["original_label"] or ""))) - golds
+                   for t in corrupted)
     labeled = [(hit, tag) for hit, tag in zip(hits, tags, strict=True) if hit.value is not None]
-    copied = [tag for hit, tag in labeled if predicted and kind.answer_items(hit.value or "") == predicted]
+    copied = [tag for hit, tag in labeled if predicted and _evidence_items(kind, hit.value or "") == predicted]
     # The §2.8 error types describe open answers (spans and triples); a closed label is just right or wrong.
     errors = kind.error_types(prediction.label if prediction.ok else None, gold) if gold and not kind.closed \
         else None

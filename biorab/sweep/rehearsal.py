@@ -193,3 +193,37 @@ def _rows_and_bytes(sweep_dir: Path) -> tuple[int, int]:
         rows += pq.ParquetFile(f).metadata.num_rows
     size = sum(f.stat().st_size for f in sweep_dir.rglob("*") if f.is_file())
     return rows, size
+
+
+def rehearse_run(config: Any, *, output_dir: str | Path | None = None) -> tuple[Any, list[Substitution]]:
+    """A run config (`biorab.experiment.ExperimentConfig`) rehearsed as one run of a sweep is: its backend
+    → the fake engine, resources → local, tracking → a local store, encoders that cannot load → MiniLM,
+    outputs → the rehearsal root. Returns the config and the substitutions."""
+    from biorab.experiment import BackendSpec, ExperimentConfig, ResourcesConfig
+
+    model = str(config.backend.params.get("model") or config.backend.name)
+    subs = [Substitution("model", config.name, f"{config.backend.name} {model}", f"fake ({FAKE_MODE})")]
+    backend = BackendSpec(name="fake", params={"mode": FAKE_MODE, "name": f"rehearsal:{model}"})
+    retrieval = []
+    for spec in config.retrieval:
+        profile = RetrieverProfile(retriever=spec.retriever, params=dict(spec.params))
+        stood_in = _encoder_stand_in(profile) if spec.retrieves else None
+        if stood_in is not None:
+            subs.append(Substitution("encoder", spec.retriever, str(stood_in.params["stand_in_for"]),
+                                     "minilm (packaged)"))
+            spec = spec.model_copy(update={"params": stood_in.params})
+        retrieval.append(spec.model_dump(mode="json"))
+    real = config.resources.model_dump(mode="json")
+    resources = ResourcesConfig.model_validate(_local_resources(real))
+    subs.append(Substitution("resources", "cluster", _describe(real),
+                             f"local Ray, {resources.num_cpus} CPUs, no GPU"))
+    root = Path(output_dir) if output_dir is not None else Path(REHEARSAL_ROOT)
+    run_dir = root.expanduser().resolve() / config.name
+    uri = f"sqlite:///{run_dir / 'mlflow.db'}"
+    subs.append(Substitution("tracking", "server", config.tracking.uri or "(default)", uri))
+    subs.append(Substitution("outputs", "root", config.output_dir, str(root)))
+    data = config.model_dump(mode="json")
+    data.update(backend=backend.model_dump(mode="json"), retrieval=retrieval,
+                resources=resources.model_dump(mode="json"), output_dir=str(root),
+                tracking={**data["tracking"], "uri": uri})
+    return ExperimentConfig.model_validate(data), subs
