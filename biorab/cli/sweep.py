@@ -84,6 +84,8 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
               f"generation keys: {p.unique_generation_keys:,} unique, {p.new_generations:,} new "
               f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}"
               + ("" if p.cost_usd is None else f"; API cost ≤ ${p.cost_usd:,.2f} (the config's prices)"))
+    out.print(f"retrieval indexes: {p.indexes} (corpus x retriever), each built once for the whole sweep "
+              "and reused by every later run (their build time is not in the GPU-hours)")
     out.print("~ tokens estimated from length (no tokenizer here); ≤ decode tokens bound by max_tokens")
     for err in p.errors:
         out.print(f"[red]error:[/red] {err}")

@@ -105,6 +105,7 @@ def run_sweep(
     tracking = _start_tracking(sweep, out.sweep_dir) if sweep.tracking.enabled else None
     key = _parent_key(sweep, out.sweep_dir)
     try:
+        _build_indexes(runs, say)
         for run in runs:
             say(f"model {run.model}: run {run.config.name}, {len(run.config.cells())} cells")
             executor = _executor(run.model, executor_for, backends)
@@ -125,6 +126,20 @@ def run_sweep(
             tracking.fail("KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED")
         raise
     return out
+
+
+def _build_indexes(runs: list[SweepRun], say: Callable[[str], None]) -> None:
+    """Every index of the sweep, once per corpus and retriever, before the first run (`biorab.sweep.indexes`):
+    its own progress instead of minutes of "0 rows" in the first retrieval batch."""
+    from biorab.sweep.indexes import build_indexes, index_jobs
+
+    jobs = index_jobs([r.config for r in runs])
+    if not jobs:
+        return
+    say(f"retrieval indexes: {len(jobs)} (corpus x retriever), built once for the whole sweep")
+    stats = build_indexes(jobs, echo=say)
+    say(f"retrieval indexes: {stats.built} built, {stats.loaded} loaded (built before), "
+        f"{stats.seconds:.1f} s")
 
 
 def _executor(model: str, executor_for: Callable[[str], Any] | None,
