@@ -3,43 +3,16 @@ exit 2, as for the same error raised in-process, instead of Ray's 240-line trace
 
 from __future__ import annotations
 
-import re
+import importlib.util
 
 from biorab.errors import BioRABError
 
-#: how a worker's formatted traceback names a BioRAB error: ``biorab.errors.RetrievalError: message``
-_LINE = re.compile(r"^\s*biorab\.errors\.(\w+): (.+)$")
-
 
 def biorab_cause(error: BaseException) -> BioRABError | None:
-    """The BioRAB error under a Ray error (its chain, else its text's last ``biorab.errors.X: ...`` line),
-    or ``None`` when it is no Ray error or carries none."""
-    import biorab.errors as errors
+    """The BioRAB error under a Ray error (`pipelines.ray_executor.wrapped_cause`), or ``None`` when it is
+    no Ray error or carries none (or Ray is not installed: nothing wraps errors)."""
+    if importlib.util.find_spec("ray") is None:
+        return None
+    from pipelines.ray_executor import wrapped_cause
 
-    try:
-        from ray.exceptions import RayError
-    except ImportError:  # no Ray installed: nothing wraps errors
-        return None
-    if not isinstance(error, RayError):
-        return None
-    seen: set[int] = set()
-    todo: list[BaseException] = [error]
-    while todo:
-        e = todo.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, BioRABError) and not isinstance(e, RayError):
-            return e
-        todo += [c for c in (e.__cause__, e.__context__, getattr(e, "cause", None))
-                 if isinstance(c, BaseException)]
-    for line in reversed(str(error).splitlines()):
-        match = _LINE.match(line)
-        if match:
-            kind = getattr(errors, match.group(1), BioRABError)
-            cls = kind if isinstance(kind, type) and issubclass(kind, BioRABError) else BioRABError
-            try:
-                return cls(match.group(2))
-            except TypeError:  # an error class with a different constructor: its message still holds
-                return BioRABError(match.group(2))
-    return None
+    return wrapped_cause(error, BioRABError)
