@@ -58,7 +58,7 @@ def run(
 
         cfg, subs = rehearse_run(cfg, output_dir=output_dir)
         for sub in subs:
-            err.print(sub.line(), highlight=False)
+            typer.echo(sub.line(), err=True)  # one line each, never wrapped
     elif output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     preflight(cfg, path=config)  # what the run would refuse, refused before anything is written

@@ -77,14 +77,8 @@ def rehearse(sweep: SweepConfig, *, output_dir: str | Path | None = None
             retrievers[name] = stood_in
             real = str(stood_in.params["stand_in_for"])
             subs.append(Substitution("encoder", name, real, "minilm (packaged)"))
-    resources = _local_resources(sweep.resources)
-    subs.append(Substitution("resources", "cluster", _describe(sweep.resources),
-                             f"local Ray, {resources['num_cpus']} CPUs, no GPU"))
-    root = Path(output_dir) if output_dir is not None else Path(REHEARSAL_ROOT)
-    sweep_dir = root.expanduser().resolve() / sweep.name
-    uri = f"sqlite:///{sweep_dir / 'mlflow.db'}"
-    subs.append(Substitution("tracking", "server", sweep.tracking.uri or "(default)", uri))
-    subs.append(Substitution("outputs", "root", sweep.output_dir, str(root)))
+    resources, root, uri = _local_parts(sweep.resources, sweep.name, sweep.tracking.uri, sweep.output_dir,
+                                        output_dir, subs)
     tracking = sweep.tracking.model_copy(update={"uri": uri})
     out = sweep.model_copy(update={
         "models": {**sweep.models, **models},
@@ -94,6 +88,20 @@ def rehearse(sweep: SweepConfig, *, output_dir: str | Path | None = None
         "output_dir": str(root),
     })
     return SweepConfig.model_validate(out.model_dump(mode="json")), subs
+
+
+def _local_parts(real: dict[str, Any], name: str, real_uri: str | None, real_root: str,
+                 output_dir: str | Path | None, subs: list[Substitution]) -> tuple[dict[str, Any], Path, str]:
+    """The local resources, the rehearsal's root and its MLflow store for a sweep or run called `name`;
+    each substitution appended to `subs`."""
+    resources = _local_resources(real)
+    subs.append(Substitution("resources", "cluster", _describe(real),
+                             f"local Ray, {resources['num_cpus']} CPUs, no GPU"))
+    root = Path(output_dir) if output_dir is not None else Path(REHEARSAL_ROOT)
+    uri = f"sqlite:///{root.expanduser().resolve() / name / 'mlflow.db'}"
+    subs.append(Substitution("tracking", "server", real_uri or "(default)", uri))
+    subs.append(Substitution("outputs", "root", real_root, str(root)))
+    return resources, root, uri
 
 
 def _fake_profile(name: str, profile: ModelProfile) -> ModelProfile:
@@ -214,14 +222,9 @@ def rehearse_run(config: Any, *, output_dir: str | Path | None = None) -> tuple[
             spec = spec.model_copy(update={"params": stood_in.params})
         retrieval.append(spec.model_dump(mode="json"))
     real = config.resources.model_dump(mode="json")
-    resources = ResourcesConfig.model_validate(_local_resources(real))
-    subs.append(Substitution("resources", "cluster", _describe(real),
-                             f"local Ray, {resources.num_cpus} CPUs, no GPU"))
-    root = Path(output_dir) if output_dir is not None else Path(REHEARSAL_ROOT)
-    run_dir = root.expanduser().resolve() / config.name
-    uri = f"sqlite:///{run_dir / 'mlflow.db'}"
-    subs.append(Substitution("tracking", "server", config.tracking.uri or "(default)", uri))
-    subs.append(Substitution("outputs", "root", config.output_dir, str(root)))
+    local, root, uri = _local_parts(real, config.name, config.tracking.uri, config.output_dir, output_dir,
+                                    subs)
+    resources = ResourcesConfig.model_validate(local)
     data = config.model_dump(mode="json")
     data.update(backend=backend.model_dump(mode="json"), retrieval=retrieval,
                 resources=resources.model_dump(mode="json"), output_dir=str(root),

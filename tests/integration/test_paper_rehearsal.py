@@ -60,3 +60,28 @@ def test_paper_grid_rehearsed_at_limit_2(tmp_path: Path) -> None:
     explore = biorab("explore", str(sweep_dir), "--no-track", env=env)
     assert explore.returncode == 0, explore.stderr[-3000:]
     assert (sweep_dir / "explorer" / "index.html").is_file()
+
+
+def test_run_config_rehearsed(tmp_path: Path) -> None:
+    import yaml
+
+    config = {"name": "r", "output_dir": str(tmp_path / "real-runs"),
+              "datasets": [{"name": "semclass", "limit": 3}, {"name": "git", "limit": 3}],
+              "retrieval": [{"testbed": "none"}, {"testbed": "labeled", "retriever": "dense",
+                                                   "params": {"encoder": "contriever"}}],
+              "backend": {"name": "vllm", "params": {"model": "nobody/no-such-model"}},
+              "resources": {"address": "auto", "llm": {"num_gpus": 1, "pool_size": 4}},
+              "tracking": {"uri": "http://mlflow.internal:5000"}, "n_boot": 20}
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    env.update(BIORAB_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    done = biorab("run", str(path), "--rehearse", "--no-ray", "--no-fetch", "--output-dir",
+                  str(tmp_path / "reh"), env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "replaced model r: vllm nobody/no-such-model -> fake (constraint)" in done.stderr
+    assert "replaced encoder dense: contriever -> minilm (packaged)" in done.stderr
+    assert f"replaced tracking server: http://mlflow.internal:5000 -> sqlite:///{tmp_path / 'reh' / 'r'}" \
+        in done.stderr
+    cells = json.loads((tmp_path / "reh" / "r" / "summary.json").read_text(encoding="utf-8"))["cells"]
+    assert len(cells) == 4 and not (tmp_path / "real-runs").exists()
