@@ -42,8 +42,10 @@ def exit_stopped(stop: Stopped) -> SystemExit:
     """Print the one line a stop ends with; returns the `SystemExit` to raise (130 or 143)."""
     import typer
 
-    name = signal.Signals(stop.signum).name
-    typer.secho(f"stopped by {name}: the rows written so far are kept and every MLflow run is closed; run "
-                "the same command again to resume (or add --fresh to start over)", fg=typer.colors.RED,
-                err=True)
+    from biorab.cli.exit_codes import INTERRUPT_MESSAGE
+
+    # Ctrl-C keeps the message it always had; SIGTERM says what stopped it, then the same
+    line = INTERRUPT_MESSAGE if stop.signum == signal.SIGINT else \
+        INTERRUPT_MESSAGE.replace("interrupted:", f"stopped by {signal.Signals(stop.signum).name}:", 1)
+    typer.secho(line, fg=typer.colors.RED, err=True)
     return SystemExit(stop.exit_code)

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-STOP_LINE = "stopped by {}: the rows written so far are kept and every MLflow run is closed"
+STOP_LINE = {"SIGTERM": "stopped by SIGTERM: the rows written so far are kept; run the same command again",
+             "SIGINT": "interrupted: the rows written so far are kept; run the same command again"}
 
 
 def write_sweep(tmp_path: Path) -> Path:
@@ -75,7 +76,7 @@ def test_sweep_stops_with_one_line_and_resumes(tmp_path: Path, mode: str, signum
     env["BIORAB_CACHE_DIR"] = str(tmp_path / "cache")
     returncode, err = stop_after_rows(["sweep", str(path), mode], tmp_path / "runs", signum, env)
     assert returncode == code, err[-3000:]
-    assert STOP_LINE.format(signal.Signals(signum).name) in err
+    assert STOP_LINE[signal.Signals(signum).name] in err
     assert "Traceback" not in err and "Fatal Python error" not in err and "*** SIG" not in err
     db = tmp_path / "runs" / "sig" / "mlflow.db"
     stopped = statuses(db, "sig")
@@ -91,6 +92,6 @@ def test_run_stops_on_sigterm_and_resumes(tmp_path: Path) -> None:
     env = dict(os.environ)
     returncode, err = stop_after_rows(["run", str(path), "--no-ray"], tmp_path / "runs", signal.SIGTERM, env)
     assert returncode == 143, err[-3000:]
-    assert STOP_LINE.format("SIGTERM") in err and "Traceback" not in err
+    assert STOP_LINE["SIGTERM"] in err and "Traceback" not in err
     done = resumed(["run", str(path), "--no-ray"], env)
     assert done.returncode == 0, done.stderr[-3000:]
