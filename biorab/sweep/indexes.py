@@ -12,9 +12,11 @@ first: their indexes are left to the run.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +76,15 @@ class IndexStats:
     seconds: float = 0.0
 
 
-def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | None = None) -> IndexStats:
-    """Build (or load) each index of `jobs` once, saying which, how long, and the rate and ETA of all."""
+#: Seconds between the lines that say an index is still building (a dense index over a whole training
+#: corpus takes minutes on a CPU).
+HEARTBEAT_S = 10.0
+
+
+def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | None = None,
+                  every_s: float = HEARTBEAT_S) -> IndexStats:
+    """Build (or load) each index of `jobs` once, saying which, how long, and the rate and ETA of all; a
+    line every `every_s` while one builds."""
     from biorab.ral.retriever import build_testbed_retriever
     from biorab.retrieval.selection import Selection
 
@@ -89,10 +98,11 @@ def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | Non
         say(f"  index {i}/{len(jobs)}: {job.describe()} ...")
         began = time.monotonic()
         entry = json.loads(job.build_json)
-        built = build_testbed_retriever(testbed=job.testbed, dataset=job.dataset, retriever=job.retriever,
-                                        params=entry["params"], rate=job.rate, seed=job.seed,
-                                        data_dir=job.data_dir,
-                                        selection=Selection.model_validate(entry["selection"]))
+        with _still_building(f"  index {i}/{len(jobs)}: {job.describe()}: building", say, every_s):
+            built = build_testbed_retriever(testbed=job.testbed, dataset=job.dataset, retriever=job.retriever,
+                                            params=entry["params"], rate=job.rate, seed=job.seed,
+                                            data_dir=job.data_dir,
+                                            selection=Selection.model_validate(entry["selection"]))
         loaded = bool(getattr(built.retriever, "loaded_from_cache", False))
         stats.loaded += loaded
         stats.built += not loaded
@@ -103,3 +113,22 @@ def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | Non
         lines(1, len(jobs))
     stats.seconds = round(time.monotonic() - start, 3)
     return stats
+
+
+@contextlib.contextmanager
+def _still_building(what: str, say: Callable[[str], None], every_s: float) -> Iterator[None]:
+    """``<what>, 40 s so far`` every `every_s` seconds until the block ends."""
+    stop = threading.Event()
+    began = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            say(f"{what}, {time.monotonic() - began:.0f} s so far")
+
+    thread = threading.Thread(target=beat, name="biorab-index-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -28,7 +28,7 @@ def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch
                                            "bm25 over medmcqa counterfactual 0.2",
                                            "bm25 over ade counterfactual 0.2"]
     lines: list[str] = []
-    first = build_indexes(jobs, echo=lines.append)
+    first = build_indexes(jobs, echo=lines.append, every_s=3600.0)  # no "still building" line here
     # BM25 indexes the keys (the test inputs' side): the counterfactual corpus has the labeled one's keys,
     # so its index is the same content and is loaded, not built
     assert (first.built, first.loaded) == (2, 2)
@@ -39,3 +39,21 @@ def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch
     again = build_indexes(jobs, echo=lines.append)
     assert (again.built, again.loaded) == (0, 4)
     assert index_jobs([config(data_dir, "c", [{"testbed": "none"}])]) == []
+
+
+def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import biorab.ral.retriever as retriever
+    from biorab.sweep.indexes import IndexJob
+
+    class Built:
+        retriever = None
+
+    monkeypatch.setattr(retriever, "build_testbed_retriever", lambda **_: time.sleep(0.35) or Built())
+    job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
+                   '{"params": {}, "selection": {}}')
+    lines: list[str] = []
+    build_indexes([job], echo=lines.append, every_s=0.1)
+    beats = [x for x in lines if x.startswith("  index 1/1: dense (minilm) over ade labeled: building, ")]
+    assert len(beats) >= 2 and beats[0].endswith(" s so far"), lines
