@@ -56,7 +56,8 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
                                  - _evidence_items(kind, t["original_label"] or ""))) - golds
                    for t in corrupted)
     labeled = [(hit, tag) for hit, tag in zip(hits, tags, strict=True) if hit.value is not None]
-    copied = [tag for hit, tag in labeled if predicted and _evidence_items(kind, hit.value or "") == predicted]
+    copied = [tag for hit, tag in labeled
+              if predicted and _evidence_items(kind, hit.value or "") == predicted]
     # The §2.8 error types describe open answers (spans and triples); a closed label is just right or wrong.
     errors = kind.error_types(prediction.label if prediction.ok else None, gold) if gold and not kind.closed \
         else None
