@@ -30,6 +30,7 @@ def main() -> int:
     from openai import APIStatusError, OpenAI
     from ray import serve
 
+    from pipelines.ray_auth import local_ray_token
     from serve.app import compose
     from serve.config import FAKE_BACKEND, load_serve_config
     from tests.support.serving import free_port, staged_data
@@ -47,8 +48,10 @@ def main() -> int:
                                        "auth": {"enabled": False},
                                        "cache": {"dir": tempfile.mkdtemp(prefix="burst-cache-")}})
     port = free_port()
+    temp = tempfile.mkdtemp(prefix="rb-", dir="/tmp")
+    local_ray_token(temp)  # token auth, as every local Ray of `biorab`
     ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=400_000_000,
-             _temp_dir=tempfile.mkdtemp(prefix="rb-", dir="/tmp"), log_to_driver=False)
+             _temp_dir=temp, log_to_driver=False)
     failed = 0
     try:
         serve.start(http_options={"host": "127.0.0.1", "port": port})

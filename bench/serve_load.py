@@ -182,9 +182,11 @@ def start(cfg: Any, port: int) -> None:
     import ray
     from ray import serve
 
+    from pipelines.ray_auth import local_ray_token
     from serve.app import compose, key_digests
 
     os.environ["BIORAB_API_KEYS"] = KEY
+    local_ray_token(RAY_TEMP)  # token auth, as every local Ray of `biorab`
     ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=500_000_000,
              _temp_dir=RAY_TEMP, log_to_driver=False,
              logging_level="WARNING")

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-for _k, _v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_AUTH_MODE": "disabled",
+for _k, _v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false"}.items():  # fmt: skip
     os.environ.setdefault(_k, _v)
 
@@ -93,8 +93,11 @@ def run_ray(args: argparse.Namespace) -> dict[str, float]:
     import ray.train
     from ray.train.torch import TorchTrainer
 
+    from pipelines.ray_auth import local_ray_token
+
     params, records = params_and_records(args)
     with tempfile.TemporaryDirectory(prefix="rb", dir="/tmp") as tmp:
+        local_ray_token(f"{tmp}/r")  # token auth, as every local Ray of `biorab`
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=500_000_000, _temp_dir=f"{tmp}/r",
                  log_to_driver=False)  # fmt: skip
         try:

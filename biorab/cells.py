@@ -65,10 +65,15 @@ class CellPlan:
     sampling_seed: int | None = None
     source: str = "biorab"
     info: CellInfo | None = None
+    # A dataset slice's identity without its size (`biorab.experiment.DatasetSpec.fingerprint_json`: name,
+    # split, resample), so a no-retrieval twin is looked for on the same slice (a 1:5 resample is not a 1:1).
+    slice_key: str | None = None
     # Retrieving cells: the digest of the files their corpus is built from
     # (`biorab.runner.plan.cell_slices.corpus_key`); a row is reused only when it was computed with the same
     # (`biorab.runner.store.instance_key`).
     corpus_key: str | None = None
+    #: The query framing of a dataset slice (`biorab.datasets.framing`; ``none``: as written).
+    framing: str = "none"
 
     @property
     def retrieves(self) -> bool:

@@ -57,20 +57,29 @@ class ResampleSpec(Params):
         return f"{pos}to{neg}s{self.seed}" + (f"p{self.positive}" if self.positive is not None else "")
 
 
+#: A dataset slice's query framing (`biorab.datasets.framing`, which applies it).
+Framing = Literal["none", "abbreviations", "typos", "leading"]
+
+
 class DatasetSpec(Params):
-    """One dataset slice: the first `limit` rows (all when ``None``) of `split`."""
+    """One dataset slice: the first `limit` rows (all when ``None``) of `split`; `framing`: its queries
+    asked another way (`biorab.datasets.framing`: ``abbreviations``, ``typos``, ``leading``; ``none``: as
+    written)."""
 
     name: str
     split: str = "test"
     limit: int | None = Field(default=None, ge=1)
     resample: ResampleSpec | None = None
+    framing: Framing = "none"
 
     def fingerprint_json(self) -> dict[str, Any]:
-        """The slice as digested into cell fingerprints: without `limit`, and `resample` only when set (so
-        that existing configs keep their fingerprints)."""
-        data = self.model_dump(mode="json", exclude={"limit", "resample"})
+        """The slice as digested into cell fingerprints: without `limit`, and `resample` and `framing` only
+        when set (so that existing configs keep their fingerprints)."""
+        data = self.model_dump(mode="json", exclude={"limit", "resample", "framing"})
         if self.resample is not None:
             data["resample"] = self.resample.model_dump(mode="json")
+        if self.framing != "none":
+            data["framing"] = self.framing
         return data
 
 
@@ -264,6 +273,8 @@ class Cell:
         parts = [f"{self.dataset.name}-{self.dataset.split}", r.testbed]
         if self.dataset.resample is not None:
             parts[0] += f"-{self.dataset.resample.tag}"
+        if self.dataset.framing != "none":
+            parts[0] += f"-{self.dataset.framing}"
         if r.rate is not None:
             parts[-1] += f"-{r.rate:g}"
         if r.retrieves:
@@ -271,6 +282,8 @@ class Cell:
             parts[-1] += "-notestdups" if r.exclude_test_duplicates else ""
         if r.method != "none":
             parts[-1] += f"-{r.method}"
+        if r.order != "retrieved":
+            parts[-1] += f"-{r.order}"
         if r.template != "default":
             parts.append(r.template)
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", "__".join(parts))

@@ -65,15 +65,23 @@ class Registry(Generic[T]):
                 self._lazy_declared[name] = dict(declared)
 
     def get(self, name: str) -> T:
+        """The component `name`, imported on first use. Safe under concurrent first use (a served RAL's
+        worker threads render their first prompts at once): several threads may import the same lazy
+        target (Python's import lock makes that one import), and each dict step is a single operation,
+        so no thread finds an entry gone that it saw a moment before."""
         self._load_builtins()
-        if name in self._objects:
-            return self._objects[name]
-        if name in self._lazy:
-            module_name, attribute = self._lazy[name].split(":", 1)
+        found = self._objects.get(name)
+        if found is not None:
+            return found
+        target = self._lazy.get(name)
+        if target is not None:
+            module_name, attribute = target.split(":", 1)
             obj: T = getattr(importlib.import_module(module_name), attribute)
-            self._objects[name] = obj
-            del self._lazy[name]
+            obj = self._objects.setdefault(name, obj)
+            self._lazy.pop(name, None)
             return obj
+        if name in self._objects:  # another thread moved it from lazy to loaded between the two looks
+            return self._objects[name]
         raise UnknownNameError(self.kind, name, self.names())
 
     def params_of(self, name: str) -> Any:

@@ -10,15 +10,27 @@ and retrieval setting (``GET /v1/models``). Each instance goes to ``POST /v1/ral
 - answer: the generated text;
 - verdict: the parsed prediction (label and whether it parsed).
 
-Each difference gets a cause, from what the endpoint says about the RAL (its ``/v1/models`` entry):
+Only the rows the run scored are replayed (the cell's ``predictions/<cell_id>.parquet``: one row per
+instance, not the failed attempts kept in the cell's history); a cell the run has not scored is skipped
+with a note.
 
-- ``config``: the served RAL's dataset, retrieval setting, sampling or parser differs from the cell's;
+Each difference gets a cause per field, from what the endpoint says about the RAL (its ``/v1/models``
+entry), and only a cause that can change that field:
+
+- ``config``: the served RAL's dataset, retrieval setting, sampling or parser differs from the cell's
+  (any field);
+- evidence and prompt, same config: ``unexplained`` (retrieval and rendering do not depend on the engine,
+  the weights or the batch);
+- answer and verdict, when the prompt differs too: ``prompt`` (an answer to another prompt; the prompt's
+  own difference carries its cause);
 - ``engine``: another backend (e.g. vLLM serving what transformers evaluated);
 - ``adapter version``: the same engine, but the served model digest (base weights + adapter) gives another
   generation key for the row's prompt than the row's own (e.g. ``models:/...@best`` moved);
-- ``batch composition``: same config, engine and weights (the generation key is the row's), so the answer
-  differs only because the run generated it in a batch of ``gen_batch_size`` padded prompts and the server
-  in another batch (greedy decoding on CPU is not batch-invariant).
+- ``unexplained``: sampled decoding (temperature > 0: two draws may differ whatever the batch), or a
+  verdict that differs while the answer text is the same (same parser, same text);
+- ``batch composition``: greedy decoding, same config, engine and weights (the generation key is the
+  row's), so the answer differs only because the run generated it in a batch of ``gen_batch_size``
+  padded prompts and the server in another batch (greedy decoding on CPU is not batch-invariant).
 """
 
 from __future__ import annotations
@@ -32,6 +44,8 @@ from typing import Any
 from biorab.errors import ConfigError
 
 FIELDS = ("evidence", "prompt", "answer", "verdict")
+#: Every cause a difference may get (see the module docstring).
+CAUSES = ("config", "unexplained", "prompt", "engine", "adapter version", "batch composition")
 
 
 @dataclass(frozen=True)
@@ -93,11 +107,21 @@ def _cells(config: Any, names: Sequence[str]) -> list[Any]:
     return [known[n] for n in names]
 
 
+def scored_rows(run_dir: Path, cell_id: str) -> list[dict[str, Any]] | None:
+    """The rows the run scored for a cell, in slice order (``predictions/<cell_id>.parquet``, written by
+    the scoring: one row per instance, failed attempts of the history left out); ``None`` when the run
+    has not scored the cell."""
+    import pyarrow.parquet as pq
+
+    from biorab.ral.rows import from_table
+
+    path = run_dir / "predictions" / f"{cell_id}.parquet"
+    return from_table(pq.read_table(path)) if path.is_file() else None
+
+
 def replay(run_dir: Path, client: Any, *, cells: Sequence[str] = ()) -> list[CellReplay]:
     """Replay the run's cells (all, or those named by label or id) through `client` (an ``openai.OpenAI``
-    pointed at the endpoint's ``/v1``)."""
-    from biorab.runner.store.shards import read_all_rows
-
+    pointed at the endpoint's ``/v1``): the rows the run scored (`scored_rows`)."""
     config = load_run(run_dir)
     served = {m.id: dict(m.model_extra["biorab"]) for m in client.models.list().data}
     out = []
@@ -108,7 +132,10 @@ def replay(run_dir: Path, client: Any, *, cells: Sequence[str] = ()) -> list[Cel
         if model is None:
             result.note = f"no served RAL is this cell's (served: {sorted(served)})"
             continue
-        rows = sorted(read_all_rows(run_dir / "cells" / cell.cell_id), key=lambda r: int(r["order"]))
+        rows = scored_rows(run_dir, cell.cell_id)
+        if rows is None:
+            result.note = "the run has not scored this cell (no predictions file): nothing to replay"
+            continue
         for row in rows:
             got = client.post("/ral", cast_to=object, body={
                 "model": model, "input": row["text"], "fields": json.loads(row["fields"] or "{}"),
@@ -142,18 +169,20 @@ def _compare(result: CellReplay, config: Any, cell: Any, row: dict[str, Any], go
         "verdict": [got["label"], bool(got["prediction"]["ok"])],
     }
     result.n += 1
-    cause: str | None = None
+    differs = {name: run_values[name] != served_values[name] for name in FIELDS}
     for name in FIELDS:
-        if run_values[name] == served_values[name]:
+        if not differs[name]:
             result.agree[name] += 1
             continue
-        cause = cause or difference_cause(config, cell, row, info)
+        cause = difference_cause(config, cell, row, info, name, prompt_differs=differs["prompt"],
+                                 answer_differs=differs["answer"])
         result.differences.append(Difference(cell.label, row["id"], name, cause,
                                              _short(run_values[name]), _short(served_values[name])))
 
 
-def difference_cause(config: Any, cell: Any, row: dict[str, Any], info: dict[str, Any]) -> str:
-    """Why a served answer differs from the row (see the module docstring)."""
+def difference_cause(config: Any, cell: Any, row: dict[str, Any], info: dict[str, Any], field: str = "answer",
+                     *, prompt_differs: bool = False, answer_differs: bool = True) -> str:
+    """Why the served `field` differs from the row's (one of `CAUSES`; see the module docstring)."""
     from biorab.caches import generation_key
     from biorab.generation.base import SamplingParams
     from biorab.records import OutputConstraint, Prompt
@@ -163,6 +192,10 @@ def difference_cause(config: Any, cell: Any, row: dict[str, Any], info: dict[str
             or info.get("sampling") != config.sampling.model_dump(mode="json")
             or info.get("parser") != config.parser):
         return "config"
+    if field in ("evidence", "prompt"):
+        return "unexplained"
+    if prompt_differs:
+        return "prompt"
     if info.get("backend") != config.backend.name:
         return "engine"
     constraint = OutputConstraint.from_json(row["constraint"]) if row.get("constraint") else None
@@ -171,6 +204,10 @@ def difference_cause(config: Any, cell: Any, row: dict[str, Any], info: dict[str
         info["sampling"]))
     if key != row["gen_key"]:
         return "adapter version"
+    if field == "verdict" and not answer_differs:
+        return "unexplained"
+    if not config.sampling.greedy:
+        return "unexplained"
     return "batch composition"
 
 

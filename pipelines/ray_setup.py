@@ -17,6 +17,7 @@ from pydantic import Field
 
 from biorab.experiment import ResourcesConfig
 from biorab.params import Params
+from pipelines.ray_auth import local_ray_token
 
 
 class RaySettings(Params):
@@ -63,9 +64,10 @@ def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = Fals
     Joining passes no resources (Ray refuses ``num_cpus`` or an object store size for an existing cluster:
     the cluster already has them). A local Ray has no dashboard and a capped object store
     (docs/notes/ray_on_small_machines.md), its session files in `settings.temp_dir` (``None``: Ray's own).
-    Token auth (Ray 2.60 would write ``$HOME/.ray/auth_token``) and usage stats are turned off by the
-    environment the edge sets (``RAY_AUTH_MODE=disabled``, ``RAY_USAGE_STATS_ENABLED=0``: the CLI's
-    defaults), never here.
+    A local Ray has Ray's token auth on, its token in a ``0600`` file under `settings.temp_dir`
+    (`pipelines.ray_auth.local_ray_token`: nothing under ``$HOME``; ``RAY_AUTH_MODE=disabled`` set by the
+    user turns it off). Joining uses the token the environment gives (``$RAY_AUTH_TOKEN[_PATH]``). Usage
+    stats are turned off by the environment the edge sets (``RAY_USAGE_STATS_ENABLED=0``), never here.
 
     Args:
         fresh: a new local Ray even where a ``ray start`` runs on this machine (``address="local"``).
@@ -97,6 +99,7 @@ def start_ray(settings: RaySettings, *, fresh: bool = False, reaper: bool = Fals
                              "_temp_dir": settings.temp_dir, **({"address": "local"} if fresh else {})}
     if workers_kept is not None:
         local["_system_config"] = {"num_workers_soft_limit": workers_kept}
+    local_ray_token(settings.temp_dir)
     if train_dashboard:
         _train_local(local, options)
     else:

@@ -57,6 +57,10 @@ def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, An
         raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
                           "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
                           key="backend.params.batch_invariant")
+    if p.thinking.split or p.thinking.token_budget is not None:  # also refused by `biorab validate`
+        from biorab.generation.reasoning import PROCESSOR_THINKING
+
+        raise ConfigError(PROCESSOR_THINKING, key="backend.params.thinking")
     source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
     kwargs = engine_kwargs(p, source.location, on_cpu=processor_on_cpu(config))
     model = kwargs.pop("model")

@@ -27,6 +27,15 @@ class ResolvedAdapter:
     version: str | None = None
 
 
+def public_name(uri: str | None) -> str | None:
+    """How answers and ``/v1/models`` name an adapter: a registry URI as configured (it names a model
+    and a version or alias, no machine path), a local folder by its name only (its path says where the
+    server keeps its files, which is no client's business)."""
+    if uri is None or uri.startswith(("models:/", "runs:/")):
+        return uri
+    return Path(uri).name
+
+
 def resolve_adapter(uri: str, *, tracking_uri: str | None = None, cache_dir: str | Path | None = None
                     ) -> ResolvedAdapter:
     """The local PEFT folder of `uri` (a folder, or an MLflow URI downloaded under `cache_dir`)."""

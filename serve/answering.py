@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from pydantic import ValidationError
+
 from biorab.caches import GenerationStore
 from biorab.errors import BioRABError
 from biorab.generation.base import SamplingParams
@@ -17,7 +19,7 @@ from serve.admission import Admission
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
 from serve.config import ServeConfig
 from serve.errors import ApiError
-from serve.generator import CONTEXT_ERROR
+from serve.generator import CONTEXT_ERROR, LABEL_CONTEXT_ERROR
 
 SPLIT = "serve"
 
@@ -57,10 +59,47 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
     if labels is not None and not get_task(task).closed:
         raise ApiError(422, "field 'labels': a label space applies to closed tasks, not "
                        f"{get_task(task).title}", param="labels")
+    if labels is not None:
+        check_labels(cfg, labels)
     if k is not None and k > cfg.limits.max_k:
         raise ApiError(422, f"field 'k': at most {cfg.limits.max_k}", param="k")
     if k is not None and not cfg.retrieval.retrieves:
         raise ApiError(422, "field 'k': this RAL does not retrieve (testbed 'none')", param="k")
+
+
+def check_labels(cfg: ServeConfig, labels: list[str]) -> None:
+    """422 for more labels than `limits.max_labels` or one longer than `limits.max_label_chars`: each label
+    is scored as a continuation of the prompt, in a forward pass that cannot be cancelled."""
+    limits = cfg.limits
+    if len(labels) > limits.max_labels:
+        raise ApiError(422, f"field 'labels': {len(labels)} labels exceed the limit of {limits.max_labels}",
+                       param="labels")
+    for i, label in enumerate(labels):
+        if not label.strip():
+            raise ApiError(422, f"field 'labels.{i}': an empty label", param=f"labels.{i}")
+        if len(label) > limits.max_label_chars:
+            raise ApiError(422, f"field 'labels.{i}': {len(label)} characters exceed the limit of "
+                           f"{limits.max_label_chars}", param=f"labels.{i}")
+
+
+def check_sampling(cfg: ServeConfig, update: dict[str, Any]) -> SamplingParams | None:
+    """The config's sampling with a request's `update`, validated as a whole (``model_copy`` would take
+    any value, and a bad one failed inside the generator's batch, taking its batch-mates with it); 422
+    naming the field, or for ``max_tokens`` over `limits.max_tokens`."""
+    if not update:
+        return None
+    limit = cfg.limits.max_tokens
+    if update.get("max_tokens", 0) > limit:
+        raise ApiError(422, f"field 'max_tokens': {update['max_tokens']} exceeds the limit of {limit}",
+                       param="max_tokens")
+    if "stop" in update:  # a request's stop strings add to the RAL's own (its template may need them)
+        update = {**update, "stop": (*cfg.sampling.stop, *update["stop"])}
+    try:
+        return SamplingParams.model_validate({**cfg.sampling.model_dump(), **update})
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "sampling"
+        raise ApiError(422, f"field '{field}': {first['msg']}", param=field) from None
 
 
 class Answerer:
@@ -88,7 +127,7 @@ class Answerer:
     def answer(self, example: Example, *, k: int | None = None, labels: list[str] | None = None,
                sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
         """The RAL core's answer to one instance, and the time spent in each deployment."""
-        params: SamplingParams | None = self.cfg.sampling.model_copy(update=sampling) if sampling else None
+        params = check_sampling(self.cfg, sampling or {})
         options = AnswerOptions(k=k, labels=tuple(labels) if labels else None, sampling=params)
         with request_timings() as timings:
             try:
@@ -118,6 +157,14 @@ def raise_for_generation(answer: Answer) -> None:
                             "exceeds "
                             f"the model's context of {limit} tokens (shorten the input by at least "
                             f"{n + max_tokens - limit} tokens or ask for a smaller k)", param="input")
+    match = LABEL_CONTEXT_ERROR.search(error)
+    if match:
+        n, label_tokens, limit = (int(g) for g in match.groups())
+        raise ApiError(400, f"input too long: the prompt has {n} tokens after retrieval "
+                            f"({len(answer.hits)} retrieved example(s)); with a label of {label_tokens} "
+                            f"tokens to score it exceeds the model's context of {limit} tokens (shorten the "
+                            f"input or the labels by at least {n + label_tokens - limit} tokens)",
+                       param="labels")
     raise ApiError(502, "the generator failed for this request; retry later", type="server_error")
 
 

@@ -185,6 +185,10 @@ class Limits(Params):
         max_body_bytes: larger request bodies get 413.
         max_input_chars: longer inputs (the instance text, or the last user message) get 422.
         max_k: the largest ``k`` a request may ask for.
+        max_tokens: the largest ``max_tokens`` (``max_completion_tokens``) a chat request may ask for:
+            a generation cannot be stopped once it runs on the transformers backend.
+        max_labels / max_label_chars: the most labels a `/v1/ral` request may send, and the longest one
+            (each label is scored as a continuation of the prompt: cost grows with labels x tokens).
         context_tokens: the model's context in tokens (``None``: the backend's own, if it has one);
             prompts that do not fit after retrieval get 400 with the numbers.
     """
@@ -192,6 +196,9 @@ class Limits(Params):
     max_body_bytes: int = Field(default=65_536, ge=256)
     max_input_chars: int = Field(default=8_000, ge=1)
     max_k: int = Field(default=16, ge=1)
+    max_tokens: int = Field(default=4_096, ge=1)
+    max_labels: int = Field(default=64, ge=1)
+    max_label_chars: int = Field(default=200, ge=1)
     context_tokens: int | None = Field(default=None, ge=1)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -106,6 +107,16 @@ class Ticket:
     deadline: float | None = None
     started: bool = False
     adapter: str | None = None
+    #: Unique per call: the request id is the client's ``X-Request-ID`` when it sends one, so two clients
+    #: (or a request's answer and probe calls) may share it; see `engine_key`.
+    call: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+
+    @property
+    def engine_key(self) -> str:
+        """This call's name in an engine that batches continuously (vLLM's request owner, and what an
+        abort names): the request id namespaced by the call, so that equal client ids never share, or
+        cancel, each other's engine requests."""
+        return f"{self.request_id}#{self.call}" if self.request_id else self.call
 
     @classmethod
     def of(cls, ticket: dict[str, Any] | None) -> Ticket:

@@ -22,13 +22,23 @@ class ApiError(Exception):
                           "code": self.status, "request_id": request_id}}
 
 
+#: The validation error type of text that is not valid Unicode (`serve.schemas.NOT_UNICODE`): the body is
+#: not a well-formed request at all, so 400 (as OpenAI answers it), not 422.
+NOT_UNICODE = "not_unicode"
+
+
 def validation_error(errors: list[Any]) -> ApiError:
-    """422 from FastAPI's validation errors, naming the first bad field (``messages.0.role``)."""
+    """422 from FastAPI's validation errors, naming the first bad field (``messages.0.role``); 400 for
+    text that is not valid Unicode."""
     first = errors[0] if errors else {}
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    if first.get("type") == NOT_UNICODE:
+        field = str(first.get("ctx", {}).get("field", "body"))
+        return ApiError(400, f"field '{field}': {first.get('msg', 'not valid Unicode text')}{more}",
+                        param=field)
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path", "header")]
     field = ".".join(loc) or "body"
     msg = str(first.get("msg", "invalid request"))
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return ApiError(422, f"field '{field}': {msg}{more}", param=field)
 
 

@@ -44,6 +44,9 @@ CONTEXT_ERROR = re.compile(r"prompt has (\d+) tokens; with max_tokens=(\d+) it e
 
 #: The error text of a prompt dropped before compute (its deadline passed in the queue).
 DROPPED = "dropped: the request's deadline passed before its batch started"
+#: The error text of a prompt whose generation raised (the replica log has the trace); its request gets 502,
+#: its batch-mates their answers.
+FAILED = "generation failed for this prompt"
 
 
 def serving_backend(name: str, params: dict[str, Any]) -> Any:
@@ -61,13 +64,26 @@ def serving_backend(name: str, params: dict[str, Any]) -> Any:
     return cls(validate_mapping(cls.Params, params, key_prefix="backend.params"))
 
 
-def context_error(prompt_tokens: int, max_tokens: int, limit: int | None) -> Generation | None:
-    """An error row when `prompt_tokens` + `max_tokens` exceed `limit` (``None``: no known limit)."""
-    if limit is None or prompt_tokens + max_tokens <= limit:
+#: Likewise for a label that, scored as a continuation of the prompt, does not fit.
+LABEL_CONTEXT_ERROR = re.compile(r"prompt has (\d+) tokens; with a label of (\d+) tokens to score it "
+                                 r"exceeds the model's context of (\d+) tokens")
+
+
+def context_error(prompt_tokens: int, max_tokens: int, limit: int | None, label_tokens: int = 0
+                  ) -> Generation | None:
+    """An error row when `prompt_tokens` + `max_tokens` exceed `limit` (``None``: no known limit), or
+    `prompt_tokens` + `label_tokens` (the longest label, scored as a continuation of the prompt) do."""
+    if limit is None:
         return None
-    return Generation(text="", prompt_tokens=prompt_tokens, error=(
-        f"prompt has {prompt_tokens} tokens; with max_tokens={max_tokens} it exceeds the model's context "
-        f"of {limit} tokens"))
+    if prompt_tokens + max_tokens > limit:
+        return Generation(text="", prompt_tokens=prompt_tokens, error=(
+            f"prompt has {prompt_tokens} tokens; with max_tokens={max_tokens} it exceeds the model's "
+            f"context of {limit} tokens"))
+    if prompt_tokens + label_tokens > limit:
+        return Generation(text="", prompt_tokens=prompt_tokens, error=(
+            f"prompt has {prompt_tokens} tokens; with a label of {label_tokens} tokens to score it exceeds "
+            f"the model's context of {limit} tokens"))
+    return None
 
 
 @serve.deployment(name="generator")
@@ -185,9 +201,7 @@ class Generator:
         """The prompts straight into the running engine (it batches continuously); prompts over the
         context get their error row, a call whose deadline passed before it started gets `DROPPED`.
         Cancelling this call (client gone, deadline) aborts its requests inside the engine."""
-        limit = self.context_tokens
-        out: list[Generation | None] = [context_error(self._count(p), sampling.max_tokens, limit)
-                                        for p in prompts]
+        out: list[Generation | None] = [self._too_long(p, sampling) for p in prompts]
         rows = [i for i, g in enumerate(out) if g is None]
         if rows and t.expired(time.monotonic()):
             self._count_drop("deadline", "queued", len(rows))
@@ -196,7 +210,7 @@ class Generator:
             t.started = True
             self.batch_sizes.append(len(rows))
             lora = {} if self.switch is None else {"lora": self.switch.request(t.adapter)}
-            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.request_id,
+            gens = await self.backend.agenerate([prompts[i] for i in rows], sampling, request_id=t.engine_key,
                                                 **lora)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
@@ -209,7 +223,7 @@ class Generator:
         self._count_drop("cancelled", "running", n)
         abort = getattr(self.backend, "abort", None)
         if abort is not None and t.request_id:  # an engine that can stop a running request
-            done = abort(t.request_id)
+            done = abort(t.engine_key)
             if inspect.isawaitable(done):  # vLLM's async engine: `await engine.abort(request_id)`
                 self._aborts.add(task := asyncio.ensure_future(done))
                 task.add_done_callback(self._aborts.discard)
@@ -230,7 +244,7 @@ class Generator:
         out: list[Generation | None] = [None] * len(items)
         groups: dict[str, list[int]] = {}
         for i, (prompt, sampling, _ticket) in enumerate(items):
-            too_long = context_error(self._count(prompt), sampling.max_tokens, self.context_tokens)
+            too_long = self._too_long(prompt, sampling)
             if too_long is not None:
                 out[i] = too_long
             else:  # one backend call per distinct sampling and adapter (answers and probes differ)
@@ -243,10 +257,24 @@ class Generator:
             for i in rows:
                 items[i][2].started = True
             self.batch_sizes.append(len(prompts))
-            gens = await asyncio.to_thread(self._backend_call, prompts, sampling, items[rows[0]][2].adapter)
+            gens = await self._isolated(prompts, sampling, items[rows[0]][2].adapter)
             for i, gen in zip(rows, gens, strict=True):
                 out[i] = gen
         return [g if g is not None else Generation(text="", error="internal: row not generated") for g in out]
+
+    async def _isolated(self, prompts: list[Prompt], sampling: SamplingParams, adapter: str | None
+                        ) -> list[Generation]:
+        """One backend call for a group; when it raises, each prompt alone, so that only the rows that
+        fail get an error row (`FAILED`) and their batch-mates their answers. An exception escaping
+        `run_batch` would fail every request of the batch (Serve sets it on all of their futures)."""
+        try:
+            return await asyncio.to_thread(self._backend_call, prompts, sampling, adapter)
+        except Exception:
+            if len(prompts) == 1:
+                log.exception("generation failed for one prompt (%s)", prompts[0].example_id)
+                return [Generation(text="", error=FAILED)]
+            log.warning("a batch of %d failed; generating its prompts one by one", len(prompts))
+        return [gen for p in prompts for gen in await self._isolated([p], sampling, adapter)]
 
     def _backend_call(self, prompts: list[Prompt], sampling: SamplingParams, adapter: str | None
                       ) -> list[Generation]:
@@ -268,11 +296,24 @@ class Generator:
                 kept.append(i)
         return kept
 
+    def _too_long(self, prompt: Prompt, sampling: SamplingParams) -> Generation | None:
+        """`context_error` for `prompt`, counting its labels too: a closed prompt's labels (a request's
+        own label space among them) may be scored as continuations of it."""
+        choices = prompt.constraint.choices if prompt.constraint is not None else None
+        longest = max((self._count_text(c) for c in choices), default=0) if choices else 0
+        return context_error(self._count(prompt), sampling.max_tokens, self.context_tokens, longest)
+
     def _count(self, prompt: Prompt) -> int:
         """Prompt tokens as the backend counts them (the fake backend counts words)."""
         if self.tokenizer is None:
             return len(prompt.text.split())
         return len(self.tokenizer(prompt.text)["input_ids"])
+
+    def _count_text(self, text: str) -> int:
+        """A continuation's tokens (no special tokens: it follows the prompt)."""
+        if self.tokenizer is None:
+            return len(text.split())
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def __del__(self) -> None:
         backend = getattr(self, "backend", None)

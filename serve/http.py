@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serve.auth import KeyCheck
 from serve.errors import ApiError, internal, too_large, unauthorized, validation_error
@@ -63,6 +64,12 @@ def install(api: FastAPI) -> None:
     @api.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> Response:
         return error_response(exc, getattr(request.state, "request_id", ""))
+
+    @api.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # FastAPI's own 404 (no such route) and 405 (wrong method), in OpenAI's error shape too.
+        error = ApiError(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+        return error_response(error, getattr(request.state, "request_id", ""))
 
     @api.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -115,6 +122,17 @@ async def _admit(request: Request, guard: Guard | None) -> None:
     if declared is not None and declared.isdigit() and int(declared) > guard.max_body_bytes:
         raise too_large(int(declared), guard.max_body_bytes)
     if request.method in ("POST", "PUT", "PATCH") and declared is None:  # chunked: count what arrives
-        body = await request.body()
-        if len(body) > guard.max_body_bytes:
-            raise too_large(len(body), guard.max_body_bytes)
+        request._body = await read_capped(request, guard.max_body_bytes)  # what the route then reads
+
+
+async def read_capped(request: Request, limit: int) -> bytes:
+    """The body of a request without ``Content-Length``, read as it arrives and refused (413) as soon as
+    it passes `limit`: what is past the limit is never read into memory."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"request body exceeds the limit of {limit} bytes (stopped reading at "
+                                f"{size} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -30,6 +30,7 @@ from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
 from biorab.caches import GenerationStore, default_store_paths
 from biorab.ral import Answer, RALParts
 from serve import answering
+from serve.adapter import public_name
 from serve.admission import Admission, QueueFull, Refused
 from serve.answering import Answerer
 from serve.auth import KeyCheck
@@ -257,7 +258,7 @@ class Ingress:
             info = ral.model_info
             data.append({
                 "id": name, "object": "model", "created": 0, "owned_by": "biorab",
-                "biorab": {"base_model": info["base_model"], "adapter": info["adapter"],
+                "biorab": {"base_model": info["base_model"], "adapter": public_name(info["adapter"]),
                            "adapter_version": info["adapter_version"], "backend": info["backend"],
                            "dataset": ral.cfg.dataset, "task": ral.task,
                            "retrieval": ral.cfg.retrieval.model_dump(mode="json"),
@@ -298,6 +299,12 @@ class Ingress:
         ral = self.served(body.model)
         text = body.last_user_text()
         self._check_input(text, "messages")
+        unsupported = body.unsupported()
+        if unsupported is not None:  # as OpenAI answers a parameter a model does not support
+            raise ApiError(400, f"field '{unsupported}': not supported by this server (a RAL answers in its "
+                                "template's format, read by its parser: no tools, structured response "
+                                "formats or log-probabilities)", param=unsupported)
+        answering.check_sampling(ral.cfg, body.sampling_update())  # 422 before any work is queued
         rid = request.state.request_id
         answer, timings = await self._answer(ral, text, scope=self.scope(request),
                                              sampling=body.sampling_update())
@@ -317,7 +324,7 @@ class Ingress:
         info = ral.model_info
         return {
             "request_id": rid, "id": answer.example_id, "model": ral.cfg.name,
-            "base_model": info["base_model"], "adapter": info["adapter"],
+            "base_model": info["base_model"], "adapter": public_name(info["adapter"]),
             "adapter_version": info["adapter_version"], "task": ral.task,
             "dataset": ral.cfg.dataset, "label": answer.prediction.label,
             "prediction": answering.prediction(answer), "evidence": answering.evidence(answer.hits),

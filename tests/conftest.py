@@ -20,7 +20,6 @@ REPO = Path(__file__).resolve().parent.parent
 for _key, _value in {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
-    "RAY_AUTH_MODE": "disabled",
     "RAY_USAGE_STATS_ENABLED": "0",
     "MLFLOW_DISABLE_TELEMETRY": "true",
     "DO_NOT_TRACK": "true",
@@ -29,6 +28,13 @@ for _key, _value in {
     "OMP_WAIT_POLICY": "PASSIVE",  # as `biorab` sets it: no spinning torch threads beside Ray's processes
 }.items():
     os.environ.setdefault(_key, _value)
+
+# Ray's token auth on, as `biorab` runs it: one random token for the session's Rays (in-process ones, the
+# `ray start` heads, and the `biorab` subprocesses, which inherit RAY_AUTH_TOKEN_PATH), in a 0600 file of
+# a temp folder, so that no `ray.init` writes $HOME/.ray/auth_token. Set before Ray is imported.
+from pipelines.ray_auth import local_ray_token  # noqa: E402
+
+local_ray_token(None)
 
 
 ENV = {"biorab": "BIORAB_DATA_DIR", "drugmechdb": "BIORAB_DRUGMECHDB_DIR",

@@ -2,7 +2,10 @@
 percentile bootstrap over instances every other metric uses).
 
 Each rate is ``sum(w * numerator) / sum(w * denominator)`` over 0/1 columns of the cell's instances
-(``nan``, reported as ``None``, when its denominator is empty); the denominators are in docs/metrics.md.
+(``nan``, reported as ``None``, when its denominator is empty); an excess is the difference of two such
+rates over one denominator, ``sum(w * (a - b)) / sum(w * denominator)``: the cell's flag minus its
+no-retrieval twin's on the same instances, so each resample draws both of a pair (a paired bootstrap). The
+denominators are in docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from biorab.metrics.score_records import MetricValue
 
 @dataclass(frozen=True, eq=False)
 class RateTable:
-    """Per instance, the numerator and denominator flag of each rate (`name` → (numerator, denominator))."""
+    """Per instance, the flags of each rate: `name` → (numerator, denominator), or for an excess
+    (numerator, subtracted numerator, denominator)."""
 
-    columns: Mapping[str, tuple[np.ndarray, np.ndarray]]
+    columns: Mapping[str, tuple[np.ndarray, ...]]
     weights: np.ndarray
 
     @property
@@ -38,21 +42,30 @@ class Rate:
     name: str
 
     def compute(self, table: RateTable) -> float:
-        numerator, denominator = table.columns[self.name]
+        *numerators, denominator = table.columns[self.name]
         below = float((table.weights * denominator).sum())
-        return float((table.weights * (numerator & denominator)).sum()) / below if below else float("nan")
+        if not below:
+            return float("nan")
+        above = float((table.weights * (numerators[0] & denominator)).sum())
+        if len(numerators) == 2:  # an excess: minus the paired flag
+            above -= float((table.weights * (numerators[1] & denominator)).sum())
+        return above / below
 
 
-def rates(columns: Mapping[str, tuple[list[bool], list[bool]]], *, n_boot: int,
-          seed: int) -> dict[str, MetricValue]:
-    """Each rate of `columns` (name → (numerator flags, denominator flags), one per instance) with its
-    interval; every rate is computed on the same resamples.
+def rates(columns: Mapping[str, tuple[list[bool], ...]], *, n_boot: int, seed: int) -> dict[str, MetricValue]:
+    """Each rate of `columns` (name → (numerator flags, denominator flags), or (numerator, subtracted
+    numerator, denominator) for an excess; one flag per instance) with its interval; every rate is computed
+    on the same resamples.
 
-    >>> out = rates({"r": ([True, False, False], [True, True, False])}, n_boot=0, seed=0)
-    >>> out["r"].value
-    0.5
+    >>> out = rates({"r": ([True, False, False], [True, True, False]),
+    ...              "d": ([True, False, False], [False, True, False], [True, True, False])},
+    ...             n_boot=0, seed=0)
+    >>> out["r"].value, out["d"].value
+    (0.5, 0.0)
     """
-    arrays = {k: (np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)) for k, (a, b) in columns.items()}
+    arrays = {k: tuple(np.asarray(c, dtype=bool) for c in cols) for k, cols in columns.items()}
+    if any(len(cols) not in (2, 3) for cols in arrays.values()):
+        raise ValueError("each rate takes (numerator, denominator) or (numerator, subtracted, denominator)")
     n = len(next(iter(arrays.values()))[0]) if arrays else 0
     table = RateTable(arrays, np.ones(n))
     return metric_values(table, [Rate(name) for name in arrays], n_boot=n_boot, seed=seed)  # type: ignore[misc]

@@ -67,6 +67,10 @@ def validate(
         else:
             listed += cells
     typer.echo(f"ok: {config} defines {len(listed)} cell(s); outputs go to {cfg.run_dir()}")
+    from biorab.runner.checks.validate import config_warnings
+
+    for note in config_warnings(cfg):
+        typer.secho(f"warning: {note}", fg=typer.colors.YELLOW, err=True)
     for cell in listed:
         typer.echo(f"  {cell.cell_id}  (limit {cell.limit if cell.limit is not None else 'all'})")
     for name in unlisted:  # listing them needs their data (e.g. DrugMech query files: their types)

@@ -20,7 +20,9 @@ def explore(
 ) -> None:
     """Write a static explorer (index.html and its data files) that opens from disk with no server and
     no network: instances with filters (dataset, cell, right/wrong, misled, helped/hurt, leaked evidence,
-    parse failure, the probe's verdict) and every cell of one instance side by side. Prints its path."""
+    parse failure, the probe's verdict), cells chosen by their axes, a matrix of instances x cells, every
+    cell of one instance side by side or as a sortable, groupable table, a pinned baseline cell, and the
+    view in the URL. Prints its path."""
     from biorab.explorer import write_explorer
 
     build = write_explorer(folder, out=out)

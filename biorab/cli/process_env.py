@@ -12,7 +12,8 @@ PROCESS_ENV_DEFAULTS: dict[str, str] = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "RAY_USAGE_STATS_ENABLED": "0",
-    "RAY_AUTH_MODE": "disabled",  # a local Ray 2.60 would otherwise write $HOME/.ray/auth_token
+    # No RAY_AUTH_MODE here: every local Ray gets token auth with a token of its own
+    # (`pipelines.ray_auth.local_ray_token`), and joining a cluster uses the token the environment gives.
     "MLFLOW_DISABLE_TELEMETRY": "true",
     "DO_NOT_TRACK": "true",
     "TOKENIZERS_PARALLELISM": "false",

@@ -24,8 +24,9 @@ def replay_command(
     timeout_s: Annotated[float, typer.Option("--timeout", help="seconds per request")] = 600.0,
 ) -> None:
     """Send RUN_DIR's instances through a live endpoint and compare evidence, prompts, answers and verdicts
-    with the rows on disk: agreement rates per cell, and each difference with its cause (batch
-    composition, engine, config, adapter version). Exit status 1 when any differs."""
+    with the rows the run scored: agreement rates per cell, and each difference with its cause, decided
+    per field (config, unexplained, prompt, engine, adapter version, batch composition). Exit status 1
+    when any differs."""
     from biorab import replay
 
     if write_serve_config is not None:

@@ -62,6 +62,10 @@ def run(
     elif output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
+    from biorab.runner.checks.validate import config_warnings
+
+    for note in config_warnings(cfg):
+        err.print(f"[yellow]warning:[/yellow] {note}")
     try:
         with _ray_for(cfg, no_ray), _progress(err) if err.is_terminal else _ProgressLines() as bar:
             result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)

@@ -11,6 +11,7 @@ left is dropped with the local Ray, and one line says how many were drained and 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 import signal
@@ -103,9 +104,12 @@ def _start(cfg: Any, session_key: str | None, control: Path) -> None:
 
     from pipelines.ray_setup import start_ray
     from serve.app import compose, key_digests
-    from serve.auth import digest
+    from serve.auth import ENV_VAR, digest
 
     digests = [digest(session_key)] if session_key else key_digests(cfg)
+    # The plaintext keys stay in this process: a local Ray's processes (replicas, and any code a job runs
+    # there) inherit this environment, and only the digests are theirs to know.
+    os.environ.pop(ENV_VAR, None)
     settings = cfg.ray
     if not cfg.ray.address and cfg.ray.temp_dir is None:  # a local Ray's files under a temp dir of its own
         temp = tempfile.mkdtemp(prefix="biorab-ray-")

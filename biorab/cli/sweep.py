@@ -67,28 +67,43 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from biorab.sweep.cost_estimate import DECODE_BASES
+
     runs = f" in {p.runs} runs" if kind == "sweep" else ""
     table = Table(title=f"{kind} {p.sweep}: {p.cells} cells{runs} (planned in {p.seconds:.2f} s)")
     for col in ("model", "backend", "cells", "gen keys", "new gens", "estimated", "prompt tok (new)",
                 "decode tok (new)", "GPU-h", "cost $", "throughput"):
         table.add_column(col)
     for m in p.models:
-        mark = "" if m.tokens_exact else "~"
+        mark, how = "" if m.tokens_exact else "~", DECODE_BASES[m.decode_basis]
         table.add_row(m.model, m.backend, str(m.cells), str(m.unique_generation_keys), str(m.new_generations),
-                      str(m.estimated_prompts), f"{mark}{m.new_prompt_tokens:,}", f"≤{m.new_decode_tokens:,}",
-                      f"{m.gpu_hours:.2f}", "-" if m.cost_usd is None else f"≤{m.cost_usd:,.2f}",
-                      m.throughput)
+                      str(m.estimated_prompts), f"{mark}{m.new_prompt_tokens:,}",
+                      f"{how}{m.new_decode_tokens:,}", f"{m.gpu_hours:.2f}",
+                      "-" if m.cost_usd is None else f"{how}{m.cost_usd:,.2f}", m.throughput)
     out = Console(width=160)
     out.print(table)
+    priced = {DECODE_BASES[m.decode_basis] for m in p.models if m.cost_usd is not None}
+    total = "≤" if priced == {"≤"} else "~" if priced == {"~"} else "≈"
     out.print(f"retrieval keys: {p.unique_retrieval_keys:,} unique, {p.new_retrieval_keys:,} not cached; "
               f"generation keys: {p.unique_generation_keys:,} unique, {p.new_generations:,} new "
               f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}"
-              + ("" if p.cost_usd is None else f"; API cost ≤ ${p.cost_usd:,.2f} (the config's prices)"))
+              + ("" if p.cost_usd is None else f"; API cost {total} ${p.cost_usd:,.2f} (the config's prices"
+                 + ("" if total == "≤" else "; per model: bound ≤, estimate ~, assumption ?") + ")"))
     out.print(f"retrieval indexes: {p.indexes} (corpus x retriever), each built once for the whole sweep "
               "and reused by every later run (their build time is not in the GPU-hours)")
-    out.print("~ tokens estimated from length (no tokenizer here); ≤ decode tokens bound by max_tokens")
+    out.print("~ prompt tokens estimated from length (no tokenizer here). Decode tokens per answer: "
+              + "; ".join(_DECODE_TEXT[b] for b in dict.fromkeys(m.decode_basis for m in p.models)))
     for err in p.errors:
         out.print(f"[red]error:[/red] {err}")
+
+
+_DECODE_TEXT = {
+    "max_tokens": "≤ bound by max_tokens (sent with every request)",
+    "measured_mean": "~ estimate, the mean a finished run of the model measured",
+    "max_output": "≤ bound by the model's maximum output (max_output_tokens; no limit is sent)",
+    "assumed_max_tokens": "? max_tokens assumed, not a bound: no limit is sent and the model's maximum is "
+                          "unknown (set max_output_tokens)",
+}
 
 
 def sweep(

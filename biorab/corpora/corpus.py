@@ -18,7 +18,8 @@ from typing import Any
 
 from biorab.records import CorpusItem
 
-KINDS: tuple[str, ...] = ("labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness")
+KINDS: tuple[str, ...] = ("labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
+                          "counterfactual_near", "counterfactual_far")
 
 #: Canonical lines by item fields (id, key, value, dataset, task), shared across `canonical_jsonl` calls.
 LineMemo = dict[tuple[str, str, "str | None", str, str], str]
@@ -94,15 +95,23 @@ class LedgerEntry:
         how: ``relation`` / ``tail`` (triples), ``label`` (link prediction), ``other_class``
             (classification, NLI), ``option`` (QA), another task's own (its `wrong_label`: ``swap`` /
             ``drop`` for multi-label) or ``value_removed`` (unlabeled).
+        plausibility: ``near`` / ``far`` for the lies of the ``counterfactual_near`` / ``_far`` testbeds
+            (`biorab.corpora.plausibility`), with the chosen label's `confusability`; ``None`` otherwise
+            (and then left out of the ledger file, which stays byte for byte what it was).
     """
 
     item_id: str
     original: str
     corrupted: str | None
     how: str
+    plausibility: str | None = None
+    confusability: float | None = None
 
     def to_row(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        if self.plausibility is None:
+            del row["plausibility"], row["confusability"]
+        return row
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ def read_corpus(folder: str | Path) -> tuple[Corpus, Ledger]:
         )
     ledger = Ledger(
         tuple(
-            LedgerEntry(**{k: row[k] for k in ("item_id", "original", "corrupted", "how")})
+            LedgerEntry(**{k: row[k] for k in ("item_id", "original", "corrupted", "how", "plausibility",
+                                               "confusability") if k in row})
             for row in ledger_rows
         )
     )

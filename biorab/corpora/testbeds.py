@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from biorab.corpora.corpus import Corpus, Ledger, LedgerEntry
 from biorab.corpora.counterfactual import label_space, wrong_label
+from biorab.corpora.plausibility import Confusability, Plausibility, plausible_wrong_label
 from biorab.errors import ConfigError, DataError
 from biorab.records import CorpusItem, Example
 from biorab.registry import CORPORA
@@ -98,6 +99,25 @@ def build_counterfactual(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledge
     return _corrupt("counterfactual", spec, spec.rate, load)
 
 
+def _plausible(kind: str, which: Plausibility, spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
+    if spec.rate is None:
+        raise ConfigError(f"the {kind} corpus needs a rate in [0, 1] (e.g. 0.2, 0.8, 1.0)", key="rate")
+    return _corrupt(kind, spec, spec.rate, load, plausibility=which)
+
+
+@CORPORA.register("counterfactual_near")
+def build_counterfactual_near(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
+    """The counterfactual corpus's items at the same rate and seed (the same items corrupted), each lie the
+    most confusable wrong label (`biorab.corpora.plausibility`)."""
+    return _plausible("counterfactual_near", "near", spec, load)
+
+
+@CORPORA.register("counterfactual_far")
+def build_counterfactual_far(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
+    """As ``counterfactual_near``, each lie the least confusable wrong label."""
+    return _plausible("counterfactual_far", "far", spec, load)
+
+
 @CORPORA.register("negative_awareness")
 def build_negative_awareness(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
     """The awareness-probe corpus: 100% counterfactual."""
@@ -127,17 +147,25 @@ def build_diverse(spec: TestbedSpec, load: Loader) -> tuple[Corpus, Ledger]:
     return Corpus("diverse", spec.dataset, items, seed=spec.seed, sources=sources), Ledger()
 
 
-def _corrupt(kind: str, spec: TestbedSpec, rate: float, load: Loader) -> tuple[Corpus, Ledger]:
+def _corrupt(kind: str, spec: TestbedSpec, rate: float, load: Loader, *,
+             plausibility: Plausibility | None = None) -> tuple[Corpus, Ledger]:
+    """Corrupt round(rate * N) items drawn by `random.Random(seed)`: the same items whatever the
+    `plausibility` (``None``: a uniform wrong label; near / far: the most / least confusable), so the
+    plausibility testbeds differ from the counterfactual one only in the lies."""
     if not 0.0 <= rate <= 1.0 or math.isnan(rate):
         raise ConfigError(f"rate must be in [0, 1], got {rate}", key="rate")
     examples = _train(load, spec.dataset)
     space = label_space(spec.dataset, examples)
     rng = random.Random(spec.seed)
     chosen = set(rng.sample(range(len(examples)), corrupted_count(rate, len(examples))))
+    conf = Confusability.of(examples) if plausibility is not None else None
     items, entries = [], []
     for index, example in enumerate(examples):
         value = example.label
-        if index in chosen:
+        if index in chosen and conf is not None and plausibility is not None:
+            value, how, score = plausible_wrong_label(example, space, conf, plausibility, rng)
+            entries.append(LedgerEntry(example.id, example.label, value, how, plausibility, score))
+        elif index in chosen:
             value, how = wrong_label(example, space, rng)
             entries.append(LedgerEntry(example.id, example.label, value, how))
         items.append(item_of(example, value))

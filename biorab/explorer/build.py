@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from biorab.explorer.attribution import read_attribution
+from biorab.explorer.axes import AXES
 from biorab.explorer.entries import row_code, row_detail
 from biorab.explorer.sources import ExplorerCell, cell_rows, read_cells, run_dirs
 from biorab.tasks import AWARENESS_LABELS
 
-ASSETS = ("index.html", "explorer.js", "explorer.css")
+ASSETS = ("index.html", "explorer.js", "explorer-stats.js", "explorer.css")
 DETAIL_BYTES = 1_500_000  # a detail chunk's target size: one opened instance loads about this much
 INDEX_ROWS = 25_000  # rows per index chunk
 SNIPPET = 160  # characters of an instance's text in the list
@@ -105,8 +106,9 @@ def write_explorer(folder: Path, *, out: Path | None = None, detail_bytes: int =
     out = (out or folder / "explorer").expanduser().resolve()
     cells: list[ExplorerCell] = []
     skipped = 0
-    for run in run_dirs(folder):
-        found, other = read_cells(run)
+    runs = run_dirs(folder)
+    for run in runs:
+        found, other = read_cells(run, sweep=runs != [folder])
         cells += found
         skipped += other
     tmp = out.with_name(f".{out.name}-tmp-{uuid.uuid4().hex[:8]}")
@@ -179,7 +181,7 @@ def _manifest(folder: Path, cells: list[ExplorerCell], datasets: list[str], attr
     return {"source": str(folder), "built": time.strftime("%Y-%m-%d %H:%M:%S"), "cells": described,
             "runs": sorted({c.run for c in cells}), "datasets": datasets, "rows": rows,
             "instances": instances, "index_chunks": chunks.index_no, "detail_chunks": chunks.detail_no,
-            "probe_labels": list(AWARENESS_LABELS)}
+            "probe_labels": list(AWARENESS_LABELS), "axes": list(AXES)}
 
 
 def _write_js(path: Path, call: str, payload: Any) -> None:

@@ -14,7 +14,7 @@ from biorab.tasks import AWARENESS_LABELS
 
 PARSE_FAILED, MISLED, HAS_CORRUPTED, LEAKED, COPIED, GEN_ERROR, ATTRIBUTED = (1 << i for i in range(7))
 VERDICT_SHIFT, FLIP_SHIFT, PROBE_SHIFT = 8, 10, 12
-VERDICTS = {True: 1, False: 2}  # 0: unknown (no attribution, no gold, or a parse failure)
+VERDICTS = {True: 1, False: 2}  # 0: unknown (no attribution or no gold); a parse failure is wrong
 FLIP_CODES = {"helped": 1, "hurt": 2, "unchanged": 3}  # 0: the cell has no twin, or no attribution
 # The probe's answer: 0 not asked, then each awareness label, then "asked but unparsable"
 PROBE_CODES = {label: i + 1 for i, label in enumerate(AWARENESS_LABELS)}

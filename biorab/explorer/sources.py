@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from biorab.errors import DataError
+from biorab.explorer.axes import cell_axes, run_axes
 from biorab.ral.rows import ROW_SCHEMA, from_table
 from biorab.runner.store.shards import latest_rows, read_all_rows
 
@@ -35,11 +36,12 @@ class ExplorerCell:
     n: int
     cell_dir: Path
     predictions: Path  # the rows the run scored, one per instance (may be missing: then the shards)
+    axes: dict[str, str | None]  # `biorab.explorer.axes.AXES`: what the explorer sorts, groups, chooses by
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "cell_id": self.cell_id, "label": self.label, "dataset": self.dataset,
                 "split": self.split, "task": self.task, "testbed": self.testbed, "retriever": self.retriever,
-                "n": self.n}
+                "n": self.n, "axes": self.axes}
 
 
 def run_dirs(folder: Path) -> list[Path]:
@@ -55,14 +57,16 @@ def run_dirs(folder: Path) -> list[Path]:
     return runs
 
 
-def read_cells(run_dir: Path) -> tuple[list[ExplorerCell], int]:
+def read_cells(run_dir: Path, *, sweep: bool = False) -> tuple[list[ExplorerCell], int]:
     """The dataset cells of a run, in ``summary.json`` order, and how many other cells it has (DrugMech
-    cells: no dataset instances, left out of the explorer)."""
+    cells: no dataset instances, left out of the explorer). `sweep`: the run is one model of a sweep (its
+    folder name is then the cells' model axis)."""
     path = run_dir / SUMMARY
     try:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"unreadable run summary ({e})", path=path) from e
+    model, configured = run_axes(run_dir, sweep=sweep)
     out: list[ExplorerCell] = []
     for i, cell in enumerate(cells):
         if not cell.get("dataset"):
@@ -74,7 +78,8 @@ def read_cells(run_dir: Path) -> tuple[list[ExplorerCell], int]:
                 testbed=cell.get("testbed") or "none", retriever=cell.get("retriever"), n=int(cell["n"]),
                 cell_dir=run_dir / "cells" / cell["cell_id"],
                 # by name under this run folder: the folder may have been moved since the run wrote it
-                predictions=run_dir / "predictions" / Path(cell.get("predictions") or "-").name))
+                predictions=run_dir / "predictions" / Path(cell.get("predictions") or "-").name,
+                axes=cell_axes(model, configured.get(cell["cell_id"]), cell)))
         except (KeyError, TypeError, ValueError) as e:
             raise DataError(f"cell {i} lacks {e}", path=path, field="cells") from e
     return out, len(cells) - len(out)

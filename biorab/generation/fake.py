@@ -10,11 +10,24 @@ It never loads a model. Its answer is one of:
   task's parser and metrics see a well-formed answer (what `--rehearse` runs);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
+- ``copy_last``: as ``copy_top`` (below), the label of the *last* retrieved example written in the prompt
+  (the one nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
+- ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
+  `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
+  one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`);
+- ``sycophant``: its own answer is `answers[example_id]` (else `answer`), unless the prompt says "I think
+  the answer is X." (the leading query framing, `biorab.datasets.framing`): then X (a framing-sensitive
+  model);
 - ``copy_top``: the label of the top retrieved example, read back from the prompt: the text after the first
   of `value_markers` (what precedes ``{value}`` in the templates' example formats), as the longest of the
   prompt's `constraint.choices` it starts with, or (open answers: triples) up to the first of `value_ends`.
   Its copy rate is 1, and it is misled wherever the top hit is corrupted (`biorab.attribution`); falls back
-  to `answer` when the prompt shows no labeled example.
+  to `answer` when the prompt shows no labeled example;
+- ``copy_when_unsure``: a model with a prior. Its own answer is `answers[example_id]` (else `answer`), held
+  with the label log-prob margin `margins[example_id]` (else `margin`); where that margin is below
+  `unsure_below` it answers as ``copy_top`` instead (its prior when the prompt shows no example). With
+  ``score_labels`` its label log-probs put the answered label `margin` nats above every other label, so the
+  no-retrieval twin's margin is the one given (the prior bins of `biorab.attribution.twin`).
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
@@ -30,6 +43,7 @@ import dataclasses
 import hashlib
 import math
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Literal
@@ -58,9 +72,11 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "constraint", "map", "copy_top"] = "fixed"
+        mode: Literal["fixed", "choice", "constraint", "map", "copy_top", "copy_when_unsure", "copy_last",
+                      "copy_plausible", "sycophant"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
+        plausible: dict[str, list[str]] = Field(default_factory=dict)
         seed: int = 0
         apply_stop: bool = True
         fail_every: int = Field(default=0, ge=0)
@@ -70,6 +86,9 @@ class FakeBackend:
         name: str = "fake"
         value_markers: tuple[str, ...] = ("response: ", "Response: ", " has label ", " is labeled as ")
         value_ends: tuple[str, ...] = ("\n\n### ", " Excample:", "Example: ", " Example:")
+        margins: dict[str, float] = Field(default_factory=dict)
+        margin: float = Field(default=10.0, ge=0.0)
+        unsure_below: float = Field(default=1.0, ge=0.0)
         think: str | None = None
         thinking: ThinkingParams = Field(default_factory=ThinkingParams)
 
@@ -120,7 +139,10 @@ class FakeBackend:
         words = answer.split()
         if len(words) > params.max_tokens:
             answer, finish = " ".join(words[: params.max_tokens]), "length"
-        logprobs = _label_logprobs(weights, answer) if params.score_labels and choices else None
+        logprobs = None
+        if params.score_labels and choices:
+            logprobs = (_margin_logprobs(choices, answer, self._margin(prompt))
+                        if self.params.mode == "copy_when_unsure" else _label_logprobs(weights, answer))
         if self.params.think is not None:
             marks = self.params.thinking
             think = self.params.think
@@ -136,8 +158,25 @@ class FakeBackend:
         )
         return apply_split(gen, self.params.thinking)
 
+    def _robustness_answer(self, prompt: Prompt, mode: str) -> str | None:
+        """The answer of the issue-43 modes (``None``: another mode)."""
+        prior = self.params.answers.get(prompt.example_id, self.params.answer)
+        if mode == "sycophant":
+            suggested = _SUGGESTION.search(prompt.text)
+            return suggested.group(1) if suggested else prior
+        if mode == "copy_plausible":
+            top = top_value(prompt, self.params.value_markers, self.params.value_ends)
+            return top if top is not None and top in self.params.plausible.get(prior, ()) else prior
+        if mode == "copy_last":
+            last = top_value(prompt, self.params.value_markers, self.params.value_ends, last=True)
+            return self.params.answer if last is None else last
+        return None
+
     def _answer(self, prompt: Prompt, weights: dict[str, float]) -> str:
         mode = self.params.mode
+        robust = self._robustness_answer(prompt, mode)
+        if robust is not None:
+            return robust
         if mode == "map":
             return self.params.answers.get(prompt.example_id, self.params.answer)
         if mode in ("choice", "constraint") and weights:
@@ -147,20 +186,35 @@ class FakeBackend:
 
             seed = int(_unit_hash(self.params.seed, prompt.text) * 2**32)
             return sample_regex(prompt.constraint.regex, random.Random(seed))
-        if mode == "copy_top":
+        if mode in ("copy_top", "copy_when_unsure"):
+            prior = self.params.answers.get(prompt.example_id, self.params.answer)
+            if mode == "copy_when_unsure" and self._margin(prompt) >= self.params.unsure_below:
+                return prior
             top = top_value(prompt, self.params.value_markers, self.params.value_ends)
-            return self.params.answer if top is None else top
+            return (self.params.answer if mode == "copy_top" else prior) if top is None else top
         return self.params.answer
 
+    def _margin(self, prompt: Prompt) -> float:
+        return self.params.margins.get(prompt.example_id, self.params.margin)
 
-def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> str | None:
-    """The value of the first retrieved example written in `prompt` (``None``: none is written). Examples
-    sit in the instruction, so the search stops at the wrapper's input or response section."""
+
+#: The leading framing's sentence (`biorab.datasets.framing.LEADING`), as the sycophant reads it.
+_SUGGESTION = re.compile(r"I think the answer is (.+?)\.(?:\s|$)")
+
+
+def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str], *, last: bool = False
+              ) -> str | None:
+    """The value of the first (`last`: the last) retrieved example written in `prompt` (``None``: none is
+    written). Examples sit in the instruction, so the search stops at the wrapper's input or response
+    section."""
     instruction = prompt.text.split("\n\n### Input:")[0].split("\n\n### Response:")[0]
-    found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
+    if last:
+        found = [(i, m) for m in markers if (i := instruction.rfind(m)) >= 0]
+    else:
+        found = [(i, m) for m in markers if (i := instruction.find(m)) >= 0]
     if not found:
         return None
-    start, marker = min(found)
+    start, marker = max(found) if last else min(found)
     rest = instruction[start + len(marker):]
     choices = prompt.constraint.choices if prompt.constraint and prompt.constraint.choices else ()
     matching = [c for c in choices if rest.startswith(c)]
@@ -168,6 +222,18 @@ def top_value(prompt: Prompt, markers: Sequence[str], ends: Sequence[str]) -> st
         return max(matching, key=len)
     stops = [i for e in ends if (i := rest.find(e)) >= 0]
     return rest[: min(stops)].strip() if stops else rest.strip()
+
+
+def _margin_logprobs(choices: Sequence[str], answer: str, margin: float) -> dict[str, float]:
+    """Normalised log-probabilities with the answered label (if it is one) `margin` nats above every other.
+
+    >>> scores = _margin_logprobs(("yes", "no"), "yes", 2.0)
+    >>> round(scores["yes"] - scores["no"], 9)
+    2.0
+    """
+    raw = {c: (0.0 if c == answer.strip() else -margin) for c in choices}
+    total = math.log(sum(math.exp(v) for v in raw.values()))
+    return {label: value - total for label, value in raw.items()}
 
 
 def _label_logprobs(weights: dict[str, float], answer: str) -> dict[str, float]:

@@ -10,7 +10,8 @@ The client does the HTTP: its retries (HTTP 408/409/429/5xx, timeouts, connectio
 - a wall-clock limit on every attempt (`timeout_s`: connect, send, wait and read the whole answer, however
   slowly the server sends it; the client's own timeouts bound each read only). An attempt cut by it is a
   timeout, which the client retries;
-- its backoff between attempts (full jitter under ``min(backoff_max_s, backoff_s * 2**n)``), at least the
+- its backoff between attempts (full jitter under ``min(backoff_max_s, backoff_s * 2**n)``, or that bound
+  plus a 0..`backoff_jitter_s` jitter, the DrugMech paper's 5-90 s + 0-10 s), at least the
   server's ``Retry-After`` up to `retry_after_max_s`; a 200 answer that is not a completion (bad JSON, no
   choices) is retried too, from the same budget of `max_retries`;
 - structured outputs and echo label scoring for vLLM servers, reasoning-model request bodies
@@ -106,10 +107,21 @@ def client_class(params: OpenAIParams) -> type[_Client]:
 
 
 def retry_delay(params: OpenAIParams, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-    """Full jitter (concurrent retries do not stampede together), at least what the server asked for up to
-    `retry_after_max_s` (the server knows its load; one header cannot stall a run)."""
+    """Full jitter (concurrent retries do not stampede together), or with `backoff_jitter_s` the exponential
+    delay itself plus a uniform 0..`backoff_jitter_s` (the DrugMech paper's tenacity wait: 5-90 s plus 0-10
+    s); at least what the server asked for up to `retry_after_max_s` (the server knows its load; one header
+    cannot stall a run).
+
+    >>> p = OpenAIParams(model="m", backoff_s=5, backoff_max_s=90, backoff_jitter_s=10)
+    >>> [0 <= retry_delay(p, n, None, random.Random(n)) - min(90, 5 * 2**n) <= 10 for n in range(6)]
+    [True, True, True, True, True, True]
+    """
     cap = min(params.backoff_max_s, params.backoff_s * 2**attempt)
-    return max(rng.uniform(0, cap), min(retry_after or 0.0, params.retry_after_max_s))
+    if params.backoff_jitter_s is not None:
+        wait = cap + rng.uniform(0, params.backoff_jitter_s)
+    else:
+        wait = rng.uniform(0, cap)
+    return max(wait, min(retry_after or 0.0, params.retry_after_max_s))
 
 
 class OpenAIBackend:
@@ -128,6 +140,9 @@ class OpenAIBackend:
         timeout_s: wall-clock limit of one attempt (connect, send, wait and read the whole answer).
         max_retries: retries per row after the first attempt.
         backoff_s / backoff_max_s: first retry delay and its cap (doubling, full jitter).
+        backoff_jitter_s: instead of full jitter, wait the doubling delay itself plus a uniform jitter of
+            0 to this many seconds (``backoff_s: 5, backoff_max_s: 90, backoff_jitter_s: 10`` is the
+            DrugMech paper's 5-90 s plus 0-10 s).
         retry_after_max_s: the longest ``Retry-After`` honoured (the client itself refuses to retry when a
             server asks for more than 120 s: the row then fails with that 429/503).
         concurrency: requests in flight at once.
@@ -151,6 +166,8 @@ class OpenAIBackend:
             vLLM's ``thinking_token_budget`` (vLLM >= 0.29 started with ``--reasoning-parser``; other
             servers refuse or ignore it).
         price: US dollars per million input/output tokens, for the cost in summary.json and `biorab plan`.
+        max_output_tokens: the model's largest answer (read by `biorab plan` only, never sent): with
+            ``token_limit: omit`` and no measured run it bounds the planned decode tokens and cost.
         requests_per_minute / tokens_per_minute: client-side rate limits (None: unlimited).
     """
 

@@ -46,6 +46,7 @@ class OpenAIParams(Params):
     max_retries: int = Field(default=4, ge=0, le=20)
     backoff_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=20.0, ge=0)
+    backoff_jitter_s: float | None = Field(default=None, ge=0)
     retry_after_max_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=8, ge=1, le=256)
     structured_outputs: Literal["off", "vllm", "vllm_legacy"] = "off"
@@ -60,6 +61,7 @@ class OpenAIParams(Params):
     think_split: bool = False
     thinking_token_budget: int | None = Field(default=None, ge=0)
     price: Price | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
 

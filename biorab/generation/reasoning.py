@@ -18,6 +18,13 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from biorab.params import Params
 from biorab.records import Generation
 
+#: Why the ``vllm_processor`` path refuses thinking settings (`biorab.runner.checks.validate` and
+#: `pipelines.vllm_processor` raise it).
+PROCESSOR_THINKING = (
+    "llm_engine vllm_processor does not apply backend.params.thinking (split, token_budget): ray.data.llm "
+    "generates and biorab parses the whole reply, reasoning included; use llm_engine actors"
+)
+
 
 class ThinkingParams(Params):
     """How a backend treats a thinking model's output.

@@ -21,6 +21,34 @@ from biorab.registry import METRICS
 EXACT_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial test
 
 
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-adjusted p-values, in input order: the step-down correction of the family-wise error over
+    the p-values of one table (`holm_or_none` skips the missing ones).
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = round(running, 12)
+    return adjusted
+
+
+def holm_or_none(p_values: Sequence[float | None]) -> list[float | None]:
+    """`holm` over the p-values that exist, in input order; a missing one stays missing and is not counted.
+
+    >>> holm_or_none([0.01, None, 0.04])
+    [0.02, None, 0.04]
+    """
+    present = [p for p in p_values if p is not None]
+    adjusted = iter(holm(present))
+    return [None if p is None else next(adjusted) for p in p_values]
+
+
 @dataclass(frozen=True)
 class McNemarResult:
     """McNemar's test on per-instance correctness.

@@ -40,6 +40,7 @@ from biorab.corpora.corpus import Corpus, Ledger
 from biorab.generation.base import SamplingParams
 from biorab.labels import dataset_labels
 from biorab.ral.core import RAL
+from biorab.ral.evidence_order import MISLEADING_ORDERS, HitOrder, misleading_ids
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.method_corpora import MethodCorpora
 from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
@@ -158,7 +159,15 @@ class RALParts:
                                                sampling=sampling), part))
         built = memo[index_spec]
         return CachedRetriever(built.retriever, built.corpus_digest, chosen, store,
-                               hit_filter_of(r.filter, dataset=self.dataset))
+                               hit_filter_of(r.filter, dataset=self.dataset), self.hit_order(pool))
+
+    def hit_order(self, pool: list[str] | None = None) -> HitOrder | None:
+        """The entry's evidence order (``None``: as retrieved), with its testbed's wrong labels."""
+        order = self.retrieval.order
+        if order == "retrieved":
+            return None
+        wrong = misleading_ids(self.testbed(pool)[1].entries) if order in MISLEADING_ORDERS else {}
+        return HitOrder(order, wrong, self.seed)
 
     def ral(self, *, backend: Any, sampling: SamplingParams, stores: Stores | None = None,
             retriever: Any = None, backend_name: str = "") -> RAL:

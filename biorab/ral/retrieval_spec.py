@@ -15,9 +15,14 @@ from pydantic import ConfigDict, Field, model_validator
 
 from biorab.config_sections import Section
 from biorab.params import Params
+from biorab.ral.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
-TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness"]
+TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
+                      "counterfactual_near", "counterfactual_far"]
+#: The testbeds with a counterfactual rate: the paper's, and its near / far lies
+#: (`biorab.corpora.plausibility`).
+RATED_TESTBEDS: tuple[str, ...] = ("counterfactual", "counterfactual_near", "counterfactual_far")
 CorpusMethod = Literal["none", "detect_correct", "llm_label"]
 # The testbeds each corpus method applies to (mirrors `biorab.methods.METHODS`; the spec stays import-light).
 _METHOD_TESTBEDS: dict[str, tuple[str, ...]] = {
@@ -61,6 +66,10 @@ class RetrievalSpec(Selection, _HitSource):
             threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
+        order: the order the selected hits are shown in (`biorab.ral.evidence_order`): ``retrieved``
+            (default), ``reverse``, ``shuffle`` (seeded per query) or ``misleading_first`` / ``_middle`` /
+            ``_last`` (the best-ranked hit the testbed's ledger corrupted moved there; counterfactual and
+            negative-awareness testbeds only).
     """
 
     # Built on first use, not at import: the ``filter:`` block is a plug-in's model (`biorab.learn`, which
@@ -72,6 +81,16 @@ class RetrievalSpec(Selection, _HitSource):
     probe_any_testbed: bool = False
     filter: Annotated[Any, Section("retrieval.filter")] | None = None
     method: CorpusMethod = "none"
+    order: EvidenceOrder = "retrieved"
+
+    @model_validator(mode="after")
+    def _order_needs_corruption(self) -> RetrievalSpec:
+        if self.order in MISLEADING_ORDERS and self.testbed not in (*RATED_TESTBEDS, "negative_awareness"):
+            raise ValueError(f"order {self.order} moves a hit the testbed's ledger corrupted: it needs a "
+                             f"counterfactual or negative_awareness testbed, not {self.testbed!r}")
+        if self.order != "retrieved" and not self.retrieves:
+            raise ValueError(f"order {self.order} needs retrieved hits; testbed 'none' has none")
+        return self
 
     @model_validator(mode="after")
     def _method_fits_testbed(self) -> RetrievalSpec:
@@ -83,8 +102,8 @@ class RetrievalSpec(Selection, _HitSource):
 
     @model_validator(mode="after")
     def _rate_only_for_counterfactual(self) -> RetrievalSpec:
-        if self.testbed == "counterfactual" and self.rate is None:
-            raise ValueError("the counterfactual testbed needs a rate (0..1)")
+        if self.testbed in RATED_TESTBEDS and self.rate is None:
+            raise ValueError(f"the {self.testbed} testbed needs a rate (0..1)")
         return self
 
     @model_validator(mode="after")
@@ -128,6 +147,8 @@ class RetrievalSpec(Selection, _HitSource):
         for name in ("exclude_test_duplicates", "probe_any_testbed"):
             if not data[name]:
                 del data[name]
+        if self.order == "retrieved":
+            del data["order"]
         return data
 
     def fingerprint_json(self) -> dict[str, Any]:
@@ -143,6 +164,8 @@ class RetrievalSpec(Selection, _HitSource):
             del data["exclude_test_duplicates"]
         if self.method == "none":
             del data["method"]
+        if self.order == "retrieved":  # added later: absent at the default
+            del data["order"]
         if self.probes:
             data["awareness_probe"] = True
         return data

@@ -5,7 +5,8 @@ and `search_selected`, which applies them); the RAL core only asks for "the hits
 cache keys are (retriever fingerprint, corpus digest, query, the selection's fields), unchanged from the
 runner's earlier keys, so existing caches stay valid. An optional hit filter (e.g. the trained awareness
 encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected hits; its fingerprint enters the key only
-when a filter is set.
+when a filter is set. An evidence order (`biorab.ral.evidence_order`) is applied to the hits after the
+cache, so the cache holds (and a plan predicts) the same hits whatever the order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from biorab.caches import HitStore, hits_key
 from biorab.generation.base import stable_digest
 from biorab.ral.answer import RetrievedHits
+from biorab.ral.evidence_order import HitOrder
 from biorab.ral.plugins import HitFilter
 from biorab.records import Hit
 from biorab.retrieval.selection import Selection, search_selected
@@ -23,15 +25,18 @@ from biorab.retrieval.selection import Selection, search_selected
 
 class CachedRetriever:
     """Searches an already indexed retriever over a corpus of digest `corpus_digest`, through `store`,
-    passing the selected hits through `hit_filter` when one is given."""
+    passing the selected hits through `hit_filter` when one is given, then showing them in `order` (``None``:
+    as retrieved)."""
 
     def __init__(self, retriever: Any, corpus_digest: str, selection: Selection,
-                 store: HitStore | None = None, hit_filter: HitFilter | None = None) -> None:
+                 store: HitStore | None = None, hit_filter: HitFilter | None = None,
+                 order: HitOrder | None = None) -> None:
         self.retriever = retriever
         self.corpus_digest = corpus_digest
         self.selection = selection
         self.store = store
         self.hit_filter = hit_filter
+        self.order = order
         self._other_k: dict[int, CachedRetriever] = {}
 
     def with_k(self, k: int | None) -> CachedRetriever:
@@ -41,7 +46,7 @@ class CachedRetriever:
         if k not in self._other_k:
             selection = Selection(**{**self.selection.model_dump(), "k": k})
             self._other_k[k] = CachedRetriever(self.retriever, self.corpus_digest, selection, self.store,
-                                               self.hit_filter)
+                                               self.hit_filter, self.order)
         return self._other_k[k]
 
     def key(self, query: str) -> str:
@@ -66,8 +71,12 @@ class CachedRetriever:
             fresh = {keys[q]: self._filtered(text, selected[q]) for q, text in missing.items()}
             if self.store is not None:
                 self.store.put_many(fresh)
-        return {qid: RetrievedHits(tuple(cached[key]), True) if key in cached
-                else RetrievedHits(tuple(fresh[key]), False) for qid, key in keys.items()}
+        found = {qid: RetrievedHits(tuple(cached[key]), True) if key in cached
+                 else RetrievedHits(tuple(fresh[key]), False) for qid, key in keys.items()}
+        if self.order is None:
+            return found
+        return {qid: RetrievedHits(tuple(self.order.apply(queries[qid], got.hits)), got.cached)
+                for qid, got in found.items()}
 
 
 def build_testbed_retriever(

@@ -19,6 +19,8 @@ import yaml
 
 from biorab.atomic_files import write_text_atomic
 from biorab.attribution.cells import attribute_cells
+from biorab.attribution.framing import add_framing
+from biorab.attribution.order import add_order_flips
 from biorab.cells import CellPlan, CellResult, CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.paths import cache_dir
@@ -141,6 +143,8 @@ def _run_locked(
     add_extra_results(results, slices, methods, config)
     # Per-instance attribution needs every cell's rows scored first: the flip reads the cell's twin.
     attribute_cells(results, cells_dir, n_boot=config.n_boot, seed=config.seed)
+    add_order_flips(results, n_boot=config.n_boot, seed=config.seed)  # same hits, another order
+    add_framing(results, cells_dir, n_boot=config.n_boot, seed=config.seed)  # same instance, asked otherwise
     report = write_run_files(config, results, stats, sections, run_dir, text=text)
     uri = _finish_tracking(tracking, config, results, run_dir, report) if tracking else None
     return RunResult(run_dir, results, stats, len(pending), uri, report, sections)

@@ -37,6 +37,8 @@ class CellRecord:
     #: The whole cell spec, field by field (``dataset.limit``, ``retrieval.filter``, ``sampling.max_tokens``,
     #: ...: `spec_items`), so that the report keys its rows by all of it, never by a few axes.
     spec: tuple[tuple[str, str], ...] = ()
+    order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.evidence_order`)
+    framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
 
     @property
     def corpus(self) -> str:
@@ -98,7 +100,8 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       ratio=spec.dataset.resample.ratio if spec.dataset.resample is not None else None,
                       excluded=r.exclude_test_duplicates,
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
-                      leak=(cell.get("leak_share") or {}).get("value"), spec=items)
+                      leak=(cell.get("leak_share") or {}).get("value"), spec=items, order=r.order,
+                      framing=spec.dataset.framing)
 
 
 def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:
@@ -115,4 +118,18 @@ def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dic
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
             if key in usage:
                 totals[key] = totals.get(key, 0) + usage[key]
+    return out
+
+
+def chain_depth_sections(sweep: SweepConfig, *, path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The DrugMech chain-depth section of every finished run of the sweep (``summary.json``'s
+    ``drugmech.chain_depth``, `biorab.drugmech.scoring.chain_depth`), for the pooled fit over its models."""
+    out = []
+    for run in expand_runs(sweep, path=path):
+        summary = run.config.run_dir() / "summary.json"
+        if summary.is_file():
+            drugmech = json.loads(summary.read_text(encoding="utf-8")).get("drugmech") or {}
+            section = drugmech.get("chain_depth")
+            if section:
+                out.append(section)
     return out

@@ -33,11 +33,12 @@ from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, Trackin
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
 from biorab.params import Params
-from biorab.ral.retrieval_spec import TestbedKind
+from biorab.ral.evidence_order import EvidenceOrder
+from biorab.ral.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection
 
 #: The axes an ``exclude`` entry may name (and the keys of a `biorab.sweep.expand.SweepCell`).
-AXES = ("model", "dataset", "retriever", "testbed", "rate", "method", "seed")
+AXES = ("model", "dataset", "retriever", "testbed", "rate", "method", "seed", "order")
 
 
 class ModelProfile(Params):
@@ -129,6 +130,9 @@ class MatrixBlock(Params):
     testbeds: tuple[TestbedKind, ...] = ("labeled",)
     rates: tuple[float, ...] = ()
     methods: tuple[str, ...] = ("none",)
+    # Evidence orders (`biorab.ral.evidence_order`); a ``misleading_*`` order applies only to the testbeds
+    # that corrupt labels (counterfactual, negative_awareness) and is skipped on the others.
+    orders: tuple[EvidenceOrder, ...] = ("retrieved",)
     seeds: tuple[int, ...] = (0,)
     exclude: tuple[dict[str, Any], ...] = ()
     # Overrides of the sweep's `sampling` for this block's cells (Table 6 needs ``score_labels: true`` for
@@ -157,8 +161,9 @@ class MatrixBlock(Params):
 
     @model_validator(mode="after")
     def _rates_for_counterfactual(self) -> MatrixBlock:
-        if "counterfactual" in self.testbeds and not self.rates:
-            raise ValueError("the counterfactual testbed needs 'rates' (e.g. [0.2, 0.8, 1.0])")
+        rated = [t for t in self.testbeds if t in RATED_TESTBEDS]
+        if rated and not self.rates:
+            raise ValueError(f"the {rated[0]} testbed needs 'rates' (e.g. [0.2, 0.8, 1.0])")
         return self
 
 

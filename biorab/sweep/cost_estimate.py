@@ -54,6 +54,40 @@ class ModelPlan:
     tokens_exact: bool = False
     throughput: str = "table"
     cost_usd: float | None = None
+    #: What `new_decode_tokens` (and the cost) rest on (`DECODE_BASES`).
+    decode_basis: str = "max_tokens"
+
+
+#: What a plan's decode tokens per answer are: ``measured_mean``, the mean completion length a finished
+#: run of the model measured (an estimate); ``max_tokens``, the limit sent with every request (a bound);
+#: ``max_output``, no limit is sent (``token_limit: omit``) and the model's maximum output
+#: (``max_output_tokens``) bounds it; ``assumed_max_tokens``, no limit is sent and no maximum is known, so
+#: ``max_tokens`` is assumed per answer (neither a bound nor a measurement).
+DECODE_BASES: dict[str, str] = {
+    "measured_mean": "~", "max_tokens": "≤", "max_output": "≤", "assumed_max_tokens": "?",
+}  # fmt: skip
+
+
+def decode_per_answer(config: Any, measured: Measured | None) -> tuple[float, str]:
+    """Completion tokens per answer for the plan, and their basis (`DECODE_BASES`).
+
+    >>> from types import SimpleNamespace as NS
+    >>> omit = NS(backend=NS(name="openai", params={"token_limit": "omit", "max_output_tokens": 100000}),
+    ...           sampling=NS(max_tokens=4096))
+    >>> decode_per_answer(omit, None)
+    (100000.0, 'max_output')
+    >>> decode_per_answer(NS(backend=NS(name="fake", params={}), sampling=NS(max_tokens=64)), None)
+    (64.0, 'max_tokens')
+    """
+    if measured is not None:
+        return measured.mean_completion_tokens, "measured_mean"
+    params = config.backend.params if config.backend.name == "openai" else {}
+    if params.get("token_limit") == "omit":
+        most = params.get("max_output_tokens")
+        if most:
+            return float(most), "max_output"
+        return float(config.sampling.max_tokens), "assumed_max_tokens"
+    return float(config.sampling.max_tokens), "max_tokens"
 
 
 @dataclass(frozen=True)
@@ -242,7 +276,7 @@ def _plan_model(
     out.new_prompt_tokens = new_tokens + est_tokens
     out.prompt_tokens = out.new_prompt_tokens + _tokens_of_cached(counter, exact, found)
     rec = measured.get(info.digest)
-    per_gen = rec.mean_completion_tokens if rec else float(runs[0].config.sampling.max_tokens)
+    per_gen, out.decode_basis = decode_per_answer(runs[0].config, rec)
     out.new_decode_tokens = int(out.new_generations * per_gen)
     out.throughput = "measured" if rec else f"table ({throughput.gpu})"
     out.gpu_hours = round(gpu_hours(profile, throughput, prompt_tokens=out.new_prompt_tokens,
@@ -253,8 +287,9 @@ def _plan_model(
 
 
 def _cost(config: Any, prompt_tokens: int, decode_tokens: int) -> float | None:
-    """US dollars of the new tokens at the openai backend's ``price`` (None without one). Decode tokens
-    are bounded by ``max_tokens`` (or the measured mean), reasoning tokens included."""
+    """US dollars of the new tokens at the openai backend's ``price`` (None without one); the decode tokens
+    are `decode_per_answer`'s (a bound, an estimate or an assumption: `ModelPlan.decode_basis`),
+    reasoning tokens included."""
     price = config.backend.params.get("price") if config.backend.name == "openai" else None
     if not price:
         return None

@@ -18,7 +18,8 @@ from biorab.config_loading import validate_mapping
 from biorab.errors import ConfigError
 from biorab.experiment import DatasetSpec, ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.evidence_order import MISLEADING_ORDERS
+from biorab.ral.retrieval_spec import RATED_TESTBEDS, RetrievalSpec
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
 
 
@@ -38,7 +39,8 @@ class SweepCell:
         """The cell's value on every axis (what ``exclude`` entries and the report match on)."""
         r = self.retrieval
         return {"model": self.model, "dataset": self.dataset.name, "retriever": self.retriever,
-                "testbed": r.testbed, "rate": r.rate, "method": self.method, "seed": self.seed}
+                "testbed": r.testbed, "rate": r.rate, "method": self.method, "seed": self.seed,
+                "order": r.order}
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def _block_cells(sweep: SweepConfig, b: int, block: MatrixBlock, path: str | Pat
                         for data in _settings(retrievers[rname], block, method):
                             axes = {"model": model, "dataset": ds.name, "retriever": rname,
                                     "testbed": data["testbed"], "rate": data.get("rate"), "method": method,
-                                    "seed": seed}
+                                    "seed": seed, "order": data.get("order", "retrieved")}
                             if any(_matches(axes, e) for e in excludes):
                                 continue
                             spec = validate_mapping(RetrievalSpec, data, path=path, key_prefix=f"matrix.{b}")
@@ -95,10 +97,14 @@ def _settings(profile: RetrieverProfile, block: MatrixBlock, method: str) -> lis
     base = profile.model_dump(exclude={"template"})
     out = []
     for testbed in block.testbeds:
-        rates: tuple[float | None, ...] = block.rates if testbed == "counterfactual" else (None,)
+        rates: tuple[float | None, ...] = block.rates if testbed in RATED_TESTBEDS else (None,)
         template = "negative_awareness" if testbed == "negative_awareness" else profile.template or "default"
+        orders = [o for o in block.orders if o not in MISLEADING_ORDERS
+                  or testbed in (*RATED_TESTBEDS, "negative_awareness")]
         for rate in rates:
-            out.append({**base, "testbed": testbed, "rate": rate, "template": template, **extra})
+            for order in orders:
+                shown = {} if order == "retrieved" else {"order": order}
+                out.append({**base, "testbed": testbed, "rate": rate, "template": template, **extra, **shown})
     return out
 
 

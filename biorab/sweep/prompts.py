@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from biorab.caches import HitStore
 from biorab.experiment import Cell
 from biorab.generation.base import stable_digest
+from biorab.ral.evidence_order import HitOrder
 from biorab.ral.retrieval_spec import RetrievalSpec
 from biorab.records import Example, Hit, Prompt
 from biorab.sweep.keys import hits_keys
@@ -62,7 +63,8 @@ class PromptPlanner:
         from biorab.runner.plan.cell_slices import load_slice
 
         resample = cell.dataset.resample.model_dump_json() if cell.dataset.resample else ""
-        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.config.data_dir)
+        key = (cell.dataset.name, cell.dataset.split, cell.dataset.limit, resample, cell.dataset.framing,
+               cell.config.data_dir)
         if key not in self._slices:
             self._slices[key] = load_slice(cell, cell.config.data_dir)
         return self._slices[key]
@@ -96,16 +98,29 @@ class PromptPlanner:
         found = self.hit_store.get_many(list(keys.values())) if keys and self.hit_store else {}
         setting = _setting_key(cell)
         frame = self._frame(cell.dataset.name, cell.retrieval.template, examples)
+        order = self._order(cell) if found else None
         for ex in examples:
             hit_key = keys.get(ex.id) or f"est:{setting}:{ex.text}"
             out.hit_keys.add(hit_key)
             if hit_key in found:
-                out.exact.append(render_prompt(template, ex, found[hit_key]))
-                out.exact_hits.append((ex, tuple(found[hit_key])))
+                hits = found[hit_key] if order is None else order.apply(ex.text, found[hit_key])
+                out.exact.append(render_prompt(template, ex, hits))
+                out.exact_hits.append((ex, tuple(hits)))
             else:
                 out.new_hit_keys.add(hit_key)
                 out.estimated[f"{setting}:{ex.id}"] = frame + (cell.retrieval.k + 1) * (len(ex.text) + 40)
         return out
+
+    def _order(self, cell: Cell) -> HitOrder | None:
+        """The cell's evidence order as its run applies it (`RALParts.hit_order`: the hit cache holds the
+        retrieved order; ``None``: shown as retrieved)."""
+        if cell.retrieval.order == "retrieved":
+            return None
+        from biorab.ral.assembly import assemble
+
+        cfg = cell.config
+        return assemble(dataset=cell.dataset.name, retrieval=cell.retrieval, seed=cfg.seed,
+                        data_dir=cfg.data_dir).hit_order()
 
     def _frame(self, dataset: str, variant: str, examples: list[Example]) -> int:
         """Characters a zero-shot prompt of this template adds to the instance text (instruction and

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
 from biorab.sweep.attribution_report import attribution_grids
+from biorab.sweep.claims_report import claim_grids
 from biorab.sweep.collect import CellRecord, collect, usage_by_model
 from biorab.sweep.config import SweepConfig
+from biorab.sweep.robustness_report import ROBUSTNESS_PLOTS, SECTION, robustness_grids, robustness_plots
 from biorab.sweep.significance import Significance, versus_baselines
 from biorab.sweep.tables import build_tables, to_html, to_markdown
 
@@ -23,7 +25,8 @@ CSS = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;ma
 
 
 def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: bool = True) -> list[Path]:
-    """Write the report files (markdown, HTML, plots); returns their paths."""
+    """Write the report files (markdown, HTML, plots); returns their paths. A sweep that asks the
+    robustness questions (`biorab.sweep.robustness_report`) opens with their section."""
     cells, missing = collect(sweep, path=path)
     out = sweep.sweep_dir() / "report"
     out.mkdir(parents=True, exist_ok=True)
@@ -32,13 +35,28 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     plots = _plots(cells, out)
     md = out / "report.md"
     usage = usage_markdown(usage_by_model(sweep, path=path))
-    md.write_text(_markdown(sweep, cells, sig, missing, plots, apart) + usage, encoding="utf-8")
+    chain = chain_depth_markdown(sweep, path=path)
+    md.write_text(_markdown(sweep, cells, sig, missing, plots, apart) + usage + chain, encoding="utf-8")
     page = out / "report.html"
     page.write_text(_html(sweep, cells, sig, missing, plots, apart), encoding="utf-8")
     files = [md, page, *plots]
     if track and sweep.tracking.enabled:
         _log_on_parent(sweep, files)
     return files
+
+
+def chain_depth_markdown(sweep: SweepConfig, *, path: str | Path | None = None) -> str:
+    """The DrugMech chain-depth fit pooled over the sweep's models (the paper's design: each model's first
+    run, the model a covariate; or every run clustered by query, as the sweep's ``drugmech.chain_depth``
+    says); empty without DrugMech answers to fit."""
+    from biorab.drugmech.scoring.chain_depth import pool_reports, render_chain_depth
+    from biorab.sweep.collect import chain_depth_sections
+
+    design = (sweep.drugmech or {}).get("chain_depth", "paper")
+    pooled = pool_reports(chain_depth_sections(sweep, path=path), design=design)
+    if pooled is None:
+        return ""
+    return "\n## DrugMech, pooled over the sweep's models\n" + render_chain_depth(pooled)
 
 
 def usage_markdown(usage: dict[str, dict[str, float]]) -> str:
@@ -69,8 +87,9 @@ def _plots(cells: list[CellRecord], out: Path) -> list[Path]:
 
     if not cells:
         return []
-    made = all_plots(cells, out)
-    curve = dose_response([c for c in cells if c.ratio is None], out)
+    made = robustness_plots(cells, out) + all_plots(cells, out)
+    # the dose-response reads the retrieved order: an ordered cell is the same rate's other question
+    curve = dose_response([c for c in cells if c.ratio is None and c.order == "retrieved"], out)
     return made + ([curve] if curve is not None else [])
 
 
@@ -91,10 +110,16 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
                  f"`biorab explore {sweep.sweep_dir()}`)\n")
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
-    parts += [to_markdown(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
+    robust = robustness_grids(cells)
+    if robust:
+        parts.append(f"## {SECTION}\n")
+        parts += [to_markdown(g) for g in robust]
+        parts += [f"![{p.stem}]({p.name})" for p in plots if p.stem in ROBUSTNESS_PLOTS]
+    grids = build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)
+    parts += [to_markdown(g) for g in grids]
     if apart:
         parts.append(f"## {NOT_COMPARABLE}\n\n" + "\n".join(f"- {line}" for line in apart) + "\n")
-    parts += [f"![{p.stem}]({p.name})" for p in plots]
+    parts += [f"![{p.stem}]({p.name})" for p in plots if p.stem not in ROBUSTNESS_PLOTS]
     return "\n".join(parts) + "\n"
 
 
@@ -106,11 +131,18 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
                 f"(written by <code>biorab explore {html.escape(str(sweep.sweep_dir()))}</code>)</p>")
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
-    body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells)]
+    robust = robustness_grids(cells)
+    if robust:
+        body.append(f"<h2>{html.escape(SECTION)}</h2>")
+        body += [to_html(g) for g in robust]
+        body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots
+                 if p.stem in ROBUSTNESS_PLOTS]
+    body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)]
     if apart:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in apart)
         body.append(f"<h2>{html.escape(NOT_COMPARABLE)}</h2><ul>{items}</ul>")
-    body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots]
+    body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots
+             if p.stem not in ROBUSTNESS_PLOTS]
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(sweep.name)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from biorab.metrics.paired import holm
 from biorab.records import Prediction
 from biorab.sweep.collect import CellRecord
+
+__all__ = ["Significance", "baseline_of", "holm", "versus_baselines"]
 
 
 @dataclass(frozen=True)
@@ -22,22 +25,6 @@ class Significance:
     p_value: float
     p_holm: float
     mcnemar_p: float
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-adjusted p-values, in input order.
-
-    >>> holm([0.01, 0.04, 0.03])
-    [0.03, 0.06, 0.06]
-    """
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [0.0] * len(p_values)
-    running = 0.0
-    m = len(p_values)
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = round(running, 12)
-    return adjusted
 
 
 def baseline_of(cell: CellRecord, cells: list[CellRecord]) -> CellRecord | None:

@@ -4,10 +4,11 @@ model × matrix block as its own run) is attributed against a twin in another ru
 Runs once every run of the sweep is scored (`biorab.sweep.run.run_sweep`): the twin may sit in a later
 block. A twin from another run has the run's model, seed and sampling, the cell's dataset slice up to its
 limit (`DatasetSpec.fingerprint_json`), and rows for every instance of the cell (a larger limit of the same
-slice covers a smaller one: the slice is the split's first rows); among several, the one `twin_candidates`
-puts first, earlier runs first. The flip, its rates and the run's ``summary.json`` and ``report.md`` are then
-rewritten as for a twin in the run (`biorab.attribution.cells.attribute_cell`,
-`biorab.runner.run.write_run_files`), so a resumed sweep writes the same files again.
+slice covers a smaller one: the slice is the split's first rows); among several, the one
+`twin_candidates` puts first, earlier runs first (`biorab.attribution.cells.twin_of`). The flip, its rates
+and the run's ``summary.json`` and ``report.md`` are then rewritten as for a twin in the run
+(`biorab.attribution.cells.attribute_cell`, `biorab.runner.run.write_run_files`), so a resumed sweep
+writes the same files again.
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ def attribute_across_runs(runs: Sequence[tuple[SweepRun, Any]]) -> list[str]:
     """Attribute every retrieving cell of `runs` (each sweep run with its `RunResult`) that has no twin in
     its own run against one in another run of its model; rewrite the runs that changed. Returns the cell
     ids attributed so (``<run name>/<cell id>``)."""
-    from biorab.attribution.cells import AttributionRows, attributable, attribute_cell
-    from biorab.attribution.twin import find_twin, twin_candidates
+    from biorab.attribution.cells import AttributionRows, attributable, attribute_cell, twin_of
     from biorab.runner.run import write_run_files
 
     rows = AttributionRows()
@@ -41,16 +41,13 @@ def attribute_across_runs(runs: Sequence[tuple[SweepRun, Any]]) -> list[str]:
     pool = [c for cells in keyed for c in cells if not c.result.plan.retrieves]
     done: list[str] = []
     for (run, result), cells in zip(runs, keyed, strict=True):
-        plans = [c.result.plan for c in cells]
+        own = [c.result for c in cells]
         changed = False
         for cell in cells:
             plan = cell.result.plan
-            if not plan.retrieves or find_twin(plan, plans) is not None:
+            if not plan.retrieves or twin_of(cell.result, own, rows) is not None:
                 continue
-            same = {id(c.result.plan): c.result for c in pool if c.key == cell.key}
-            ids = {r["id"] for r in rows.of(cell.result)}
-            twin = next((same[id(p)] for p in twin_candidates(plan, [c.plan for c in same.values()])
-                         if ids <= {r["id"] for r in rows.of(same[id(p)])}), None)
+            twin = twin_of(cell.result, [c.result for c in pool if c.key == cell.key], rows)
             if twin is None:
                 continue
             attribute_cell(cell.result, twin, result.run_dir / "cells", rows, n_boot=run.config.n_boot,

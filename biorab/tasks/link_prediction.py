@@ -21,6 +21,7 @@ class LinkPrediction(TaskType):
     """Predict the relation between two entities (a closed list of relation names)."""
 
     name = "link_prediction"
+    plausible_how = "label"
     title = "link prediction"
     hit_description = "The relation of ({key}) is ({value})"
     row_form = "pair"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import ClassVar
 
@@ -54,6 +54,7 @@ class MultiLabelClassification(TaskType):
     """Assign every applying label of a closed list (several, or one, per text)."""
 
     name = "multilabel_classification"
+    confusability = None
     title = "multi-label text classification"
     # Several labels per answer: not one label of a list (no choice constraint; micro F1 is not accuracy).
     closed = False
@@ -148,8 +149,12 @@ class MultiLabelClassification(TaskType):
         """
         return frozenset(split_labels(label or ""))
 
-    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
-        """``missing_label``: gold labels not predicted; ``extra_label``: predicted labels not in the gold.
+    error_type_origin: ClassVar[Mapping[str, str]] = {"missing_label": "ours", "extra_label": "ours"}
+
+    def error_types(self, predicted: str | None, gold: str, *, raw: str | None = None,
+                    echoes: Collection[str] = ()) -> dict[str, int]:
+        """``missing_label``: gold labels not predicted; ``extra_label``: predicted labels not in the gold
+        (ours: the paper has no multi-label task; `raw` and `echoes` are not read).
 
         >>> MultiLabelClassification().error_types("housing; food", "housing; employment")
         {'missing_label': 1, 'extra_label': 1}

@@ -22,11 +22,16 @@ class QuestionAnswering(TaskType):
     """Multiple-choice QA; labels are option letters in parentheses, ``(A)``..``(E)``."""
 
     name = "qa"
+    confusability = "option_texts"
+    plausible_how = "option"
     title = "question answering"
     hit_description = "The answer of ({key}) is ({value})"
     row_form = "choices"
     # The options vary per question (a five-option question answers (E)).
     labels_fixed = False
+    # An option letter names this question's own option: a retrieved question's "(B)" says nothing about
+    # this one's (docs/metrics.md, "Claim diagnostics": why MedMCQA has none).
+    items_shared = False
     headline = "macro_f1"
 
     def templates(self, labels: tuple[str, ...]) -> dict[str, Template]:

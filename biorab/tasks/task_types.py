@@ -26,7 +26,7 @@ Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -97,6 +97,16 @@ class TaskType:
     closed: ClassVar[bool] = True
     #: True when every gold label must be one of the template's labels (checked before training).
     labels_fixed: ClassVar[bool] = True
+    #: True when an answer item means the same in every instance (a class, a relation, a triple), so a
+    #: retrieved item's label can hold (support) this instance's item: the judge-free claim diagnostics
+    #: (`biorab.diagnostics`) are computed only for such tasks.
+    items_shared: ClassVar[bool] = True
+    #: What the plausible (near/far) counterfactuals measure confusability on (`biorab.corpora.plausibility`):
+    #: ``label_texts``, the bags of words of the training texts carrying each label; ``option_texts``, the
+    #: instance's option texts; ``relation_tails``, the training triples' tails per relation; ``None``: the
+    #: task has no plausibility rule. `plausible_how` is the ledger's ``how`` of such a lie.
+    confusability: ClassVar[str | None] = "label_texts"
+    plausible_how: ClassVar[str] = "other_class"
     #: The answer ends at a blank line or a new ``###`` section: small models keep writing the next example
     #: after it. Not at "\n": the original wrapper ends with "### Response: \n" and SmolLM2 often starts
     #: its answer with a newline, which a "\n" stop cuts to nothing (12 of 15 single-label prompts in a
@@ -184,14 +194,40 @@ class TaskType:
         """
         return frozenset({label}) if label else frozenset()
 
-    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
-        """``{"wrong_label": 1}`` when the predicted answer differs from the gold one (an unparsed prediction,
-        ``None`` or empty, included), else ``{"wrong_label": 0}``.
+    def evidence_items(self, label: str | None) -> frozenset[str]:
+        """A retrieved hit's label as answer items (`answer_items`), or, when the task cannot read it as
+        items (a corpus method's malformed triple), the label as one item of its own: evidence is compared,
+        never dropped and never an error (attribution and the claim diagnostics both read hits so;
+        tests/unit/diagnostics/test_claim_diagnostics.py, a triple hit labelled ``y``)."""
+        try:
+            return self.answer_items(label)
+        except ValueError:
+            return frozenset({label}) if label else frozenset()
 
+    #: ``paper``: an error type the BioRAB paper names (§2.8, Table 7); ``ours``: the project's own.
+    error_type_origin: ClassVar[Mapping[str, str]] = {"echoed_scaffold": "paper", "error_generation": "paper"}
+
+    def error_types(self, predicted: str | None, gold: str, *, raw: str | None = None,
+                    echoes: Collection[str] = ()) -> dict[str, int]:
+        """The paper's Table 7 types for one closed-label answer (every type present, zeros included):
+        ``echoed_scaffold`` when the answer text `raw` repeats a scaffold label of the task's templates
+        (`biorab.tasks.scaffold.scaffold_labels` of `templates`) or a whole retrieved sentence (`echoes`),
+        right label or not (Table 7's BioNLI "negative retrieved sentence.." for ``negative``); else
+        ``error_generation`` when the predicted label differs from the gold one (an unparsed prediction,
+        ``None`` or empty, included; Table 7's BioNLI ``negative`` for ``positive``).
+
+        >>> get_task("nli").error_types("negative", "negative", raw="negative retrieved sentence..")
+        {'echoed_scaffold': 1, 'error_generation': 0}
         >>> get_task("qa").error_types("(B)", "(A)"), get_task("qa").error_types("(A)", "(A)")
-        ({'wrong_label': 1}, {'wrong_label': 0})
+        ({'echoed_scaffold': 0, 'error_generation': 1}, {'echoed_scaffold': 0, 'error_generation': 0})
         """
-        return {"wrong_label": int(self.answer_items(predicted) != self.answer_items(gold))}
+        from biorab.metrics.triples import normalize_element
+        from biorab.tasks.scaffold import echoes_prompt, scaffold_labels
+
+        markers = scaffold_labels(self.templates(()).values())
+        echo = echoes_prompt(normalize_element(raw or ""), markers, [normalize_element(e) for e in echoes])
+        wrong = self.answer_items(predicted) != self.answer_items(gold)
+        return {"echoed_scaffold": int(echo), "error_generation": int(wrong and not echo)}
 
     # ---- counterfactuals
 

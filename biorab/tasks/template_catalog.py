@@ -17,6 +17,7 @@ from functools import cache
 from biorab import labels as ls
 from biorab.errors import UnknownNameError
 from biorab.tasks import instructions as wording
+from biorab.tasks.scaffold import scaffold_labels
 from biorab.tasks.task_types import get_task, task_names
 from biorab.tasks.template import Template
 
@@ -155,6 +156,17 @@ _DATASETS: dict[str, Callable[[], dict[str, Template]]] = {
     "medmcqa": lambda: qa_templates("medmcqa", ls.MEDMCQA_LABELS, wording.MEDMCQA_CONTEXT),
     "bionli": lambda: nli_templates("bionli", ls.BIONLI_LABELS, wording.NLI_CONTEXT),
 }
+
+@cache
+def scaffold_markers() -> frozenset[str]:
+    """The scaffold labels of every template of every dataset and of the inference wrapper
+    (`biorab.tasks.scaffold.scaffold_labels`): what an answer echoing the prompt repeats.
+
+    >>> sorted(m for m in scaffold_markers() if "sentence" in m or "excample" in m)
+    ['excample:', 'retrieved sentence', 'retrieved sentence:']
+    """
+    return scaffold_labels(t for build in _DATASETS.values() for t in build().values())
+
 
 def template_datasets() -> tuple[str, ...]:
     """Datasets with their own templates (a task name selects that task's generic template)."""

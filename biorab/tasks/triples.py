@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from biorab.errors import DataError
@@ -26,7 +26,7 @@ from biorab.parsing.triples import parse_triples as read_triples
 from biorab.records import Example, OutputConstraint, Prediction
 from biorab.tasks.task_types import LabelSpace, TaskType
 from biorab.tasks.template_catalog import open_triple_templates
-from biorab.tasks.triple_errors import triple_error_types
+from biorab.tasks.triple_errors import ERROR_TYPE_ORIGIN, triple_error_types
 
 if TYPE_CHECKING:
     from biorab.tasks.template import Template
@@ -45,6 +45,8 @@ class TripleExtraction(TaskType):
     """Extract ``head|relation|tail`` triples; several triples are written one per line."""
 
     name = "triple_extraction"
+    confusability = "relation_tails"
+    plausible_how = "tail"
     title = "triple extraction"
     hit_description = "The triplet of ({key}) is ({value})"
     row_form = "triples"
@@ -137,17 +139,22 @@ class TripleExtraction(TaskType):
         """
         return frozenset("|".join(triple) for triple in _triples(label))
 
-    def error_types(self, predicted: str | None, gold: str) -> dict[str, int]:
-        """The paper's error types (§2.8): ``wrong_head``, ``wrong_relation``, ``wrong_tail``,
-        ``over_long_span``, ``missing_triple``, ``extra_triple``, counted for one instance with the pairing
-        rule of `biorab.tasks.triple_errors` (every type present, zeros included).
+    error_type_origin: ClassVar[Mapping[str, str]] = ERROR_TYPE_ORIGIN
 
-        >>> counts = TripleExtraction().error_types("tamoxifen|effect|retinal changes",
+    def error_types(self, predicted: str | None, gold: str, *, raw: str | None = None,
+                    echoes: Collection[str] = ()) -> dict[str, int]:
+        """The paper's error types (§2.8, Table 7) and ours, counted for one instance with the pairing rule
+        of `biorab.tasks.triple_errors` (every type present, zeros included); `echoes`: the retrieved
+        sentences of the prompt (normalized here). `raw` is not read: an echo is looked for in the parsed
+        triples' elements.
+
+        >>> counts = TripleExtraction().error_types("tamoxifen|effect|retinal changes.",
         ...                                         "tamoxifen|dosage|high-dose")
         >>> {name: n for name, n in counts.items() if n}
-        {'extra_triple': 1, 'missing_triple': 1}
+        {'error_generation': 1}
         """
-        return triple_error_types(_triples(predicted), _triples(gold))
+        keys = frozenset(normalize_element(e) for e in echoes)
+        return triple_error_types(_triples(predicted), _triples(gold), keys)
 
     # ---- counterfactuals: the first triple gets a wrong relation or a wrong tail
 

@@ -90,10 +90,14 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
 
 def ci_tags(result: CellResult) -> dict[str, str]:
     """``{"ci.f1": "0.830 [0.780, 0.880]"}``: value and interval readable in the runs table; an incomplete
-    cell gets ``{"incomplete": "true"}`` instead."""
+    cell gets ``{"incomplete": "true"}`` instead. A retrieving cell's ``attribution.baseline`` names its
+    no-retrieval twin, or says ``no baseline``: its attribution rates are then agreement, not influence."""
     if result.incomplete:
         return {"incomplete": "true"}
     out = {"incomplete": "false"}  # overwrites the tag of an earlier, incomplete attempt of the cell
+    baseline = (result.extra.get("attribution") or {}).get("baseline")
+    if baseline is not None:
+        out["attribution.baseline"] = str(baseline)
     for name, v in result.metrics.items():
         if v.get("value") is not None and v.get("ci_low") is not None and v.get("ci_high") is not None:
             out[f"ci.{name}"] = f"{v['value']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"

@@ -105,8 +105,9 @@ FEEDBACK = {"correct": "correct", "misled": "followed_corruption", "flip": "flip
 
 
 def assessments(row: dict[str, Any]) -> list[Any]:
-    """The gold as an expectation, and the verdict, the misled flag and the flip as feedback (a value the
-    row's attribution leaves null is not logged)."""
+    """The gold as an expectation, and the verdict (a parse failure: ``false``), the misled flag (only on
+    instances whose evidence holds a misleading hit) and the flip as feedback (a value the row's
+    attribution leaves null is not logged)."""
     from mlflow.entities import AssessmentSource, AssessmentSourceType, Expectation, Feedback
 
     source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id="biorab.attribution")
@@ -115,6 +116,9 @@ def assessments(row: dict[str, Any]) -> list[Any]:
         out.append(Expectation(name="expected_answer", value=row["label"], source=source))
     attribution = row.get("attribution") or {}
     for name, column in FEEDBACK.items():
+        # `misled` only where the evidence could mislead: elsewhere "not misled" would be no finding.
+        if name == "misled" and not attribution.get("misleading_evidence"):
+            continue
         if attribution.get(column) is not None:
             out.append(Feedback(name=name, value=attribution[column], source=source))
     return out

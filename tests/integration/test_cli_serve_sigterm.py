@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,6 +48,12 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
                             text=True)
     try:
         wait_for_banner(proc, timeout=300)
+        # Keep reading both pipes: Ray forwards the replicas' logs to them, and a full pipe blocks the log
+        # thread `ray.shutdown()` joins (the stop would never end; seen with bench/serve_drain.py).
+        err_lines: list[str] = []
+        threading.Thread(target=proc.stdout.read if proc.stdout else None, daemon=True).start()
+        reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr or []), daemon=True)
+        reader.start()
         url = f"http://127.0.0.1:{port}/v1/ral"
 
         def call(i: int) -> int | str:
@@ -67,7 +74,8 @@ def test_sigterm_under_load_drains_and_exits_143_with_one_line(tmp_path: Path, d
             took = time.monotonic() - signalled
             codes = [f.result() for f in inflight]
             late_code = late.result()
-        stderr = proc.stderr.read() if proc.stderr else ""
+        reader.join(30)
+        stderr = "".join(err_lines)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -31,7 +31,8 @@ def test_explorer_logged_on_the_parent_run(tmp_path: Path, data_dir: Path) -> No
     assert parent.data.tags[KEY].startswith("run:explored:")
     assert f"logged on MLflow run {parent.info.run_id} as explorer/" in out.stderr
     logged = {a.path for a in client.list_artifacts(parent.info.run_id, "explorer")}
-    assert logged == {"explorer/index.html", "explorer/explorer.js", "explorer/explorer.css", "explorer/data"}
+    assert logged == {"explorer/index.html", "explorer/explorer.js", "explorer/explorer-stats.js",
+                      "explorer/explorer.css", "explorer/data"}
     data = {a.path for a in client.list_artifacts(parent.info.run_id, "explorer/data")}
     assert data == {f"explorer/data/{name}.js" for name in ("manifest", "index-00000", "detail-00000")}
 

@@ -120,6 +120,17 @@ def test_filter_misled_and_open_every_cell_side_by_side(tmp_path: Path, data_dir
         assert PLANTED in shown, shown
         assert page.evaluate("window.__pwned") is None
         assert page.locator("#columns img").count() == 0
+
+        # the matrix of the counterfactual cells, one column per model: its counts are the files'
+        page.goto(index.as_uri() + "#v=matrix&a.testbed=counterfactual&mx=model")
+        page.wait_for_selector("#matrix-grid .mrow[data-instance]", timeout=30_000)
+        for row in page.locator("table.matrix-counts tbody tr").all():
+            model = (row.locator("td").nth(1).text_content() or "").removeprefix("model = ")
+            [cell_dir] = [d for d in (sweep_dir / model / "cells").iterdir() if "__counterfactual" in d.name]
+            a = (read_attribution(cell_dir) or {}).values()
+            assert int(row.get_attribute("data-wrong")) == sum(x["correct"] is False for x in a)
+            assert int(row.get_attribute("data-misled")) == sum(bool(x["followed_corruption"]) for x in a)
+        assert page.locator("table.matrix-counts tbody tr").count() == 2
         assert visit.dialogs == [] and visit.errors == []
     assert [u for u in visit.blocked if not u.startswith("file:")] == []
 

@@ -39,6 +39,13 @@ def test_traces_carry_gold_verdict_misled_and_flip(tmp_path: Path, data_dir: Pat
         assert child.data.metrics["misled_rate"] == pytest.approx(cell.metrics["misled_rate"]["value"])
         assert "ci_low/misled_rate" in child.data.metrics and "ci_high/hurt_rate" in child.data.metrics
         assert child.data.tags["ci.misled_rate"].startswith(f"{cell.metrics['misled_rate']['value']:.3f} [")
+        # the claim diagnostics (biorab.diagnostics) of the cells of tasks with shared items, not MedMCQA's
+        claims = {k: v["value"] for k, v in cell.metrics.items() if k.startswith("claims/")}
+        assert bool(claims) == (cell.plan.task != "qa")
+        for name, value in claims.items():
+            assert child.data.metrics[name] == pytest.approx(value)
+            assert f"ci_low/{name}" in child.data.metrics
+        assert child.data.tags["attribution.baseline"] == cell.extra["attribution"]["twin_cell_id"]
         traces = list(tracing.search_traces(locations=[experiment.experiment_id], run_id=child.info.run_id))
         assert len(traces) == TRACES
         for trace in traces:
@@ -50,9 +57,30 @@ def test_traces_carry_gold_verdict_misled_and_flip(tmp_path: Path, data_dir: Pat
             expected = found[("expected_answer", "Expectation")].expectation.value
             assert expected == next(i.label for i in _examples(cell, data_dir) if i.id == instance)
             assert found[("correct", "Feedback")].feedback.value == row["correct"]
-            assert found[("misled", "Feedback")].feedback.value == row["followed_corruption"]
+            # `misled` only where the evidence could mislead; a parse failure's verdict is `false`.
+            if row["misleading_evidence"]:
+                assert found[("misled", "Feedback")].feedback.value == row["followed_corruption"]
+            else:
+                assert ("misled", "Feedback") not in found
+            assert not (row["parse_failed"] and row["correct"] is not False)
             assert found[("flip", "Feedback")].feedback.value == row["flip"]
-            assert found[("misled", "Feedback")].source.source_type == "CODE"
+            assert found[("correct", "Feedback")].source.source_type == "CODE"
+        # The new rates reach MLflow with their bounds (docs/metrics.md lists them).
+        for name in ("misled_excess", "misled_rate_twin", "switched_to_evidence", "misled_share"):
+            assert child.data.metrics[name] == pytest.approx(cell.metrics[name]["value"])
+    # The no-retrieval cells: the copier sees no example and answers nothing parsable, so each traced
+    # instance is a parse failure, logged as correct = false, with no misled feedback (nothing could mislead).
+    for cell in (c for c in result.cells if not c.plan.retrieves):
+        attribution = read_attribution(result.run_dir / "cells" / cell.plan.cell_id)
+        run_id = _run_id(store, cell)
+        traces = list(tracing.search_traces(locations=[experiment.experiment_id], run_id=run_id))
+        assert len(traces) == TRACES
+        for trace in traces:
+            full = tracing.get_trace(trace.info.trace_id)
+            row = attribution[full.info.tags["biorab.instance"]]
+            found = {a.name: a for a in full.info.assessments}
+            assert row["parse_failed"] and found["correct"].feedback.value is False
+            assert "misled" not in found
     # The Traces page's filter: misled traces of the run's experiment.
     misled = tracing.search_traces(locations=[experiment.experiment_id],
                                    filter_string="feedback.misled = 'true'")

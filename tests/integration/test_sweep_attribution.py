@@ -36,7 +36,7 @@ def test_sweep_report_attribution_and_dose_response(tmp_path: Path, data_dir: Pa
     files = write_report(sweep, path=path, track=False)
     report = files[0].read_text(encoding="utf-8")
     assert any(f.name == "misled_vs_counterfactual_rate.png" for f in files)
-    table = report[report.index("### Evidence attribution"):report.index("### Error types")]
+    table = report[report.index("### Evidence attribution"):report.index("### Against the same model")]
     misled = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1] for line in table.splitlines()
               if line.startswith("| copy /") or line.startswith("| gold /")}
     assert set(misled) == {f"{m} / bm25 / counterfactual ({r}%) / ade" for m in ("copy", "gold")
@@ -52,3 +52,15 @@ def test_sweep_report_attribution_and_dose_response(tmp_path: Path, data_dir: Pa
              for cell in json.loads(summary.read_text())["cells"] if cell["testbed"] == "counterfactual"}
     assert drawn == {"counterfactual-0.2-bm25-k1": (1.0, 4), "counterfactual-0.8-bm25-k1": (1.0, 11),
                      "counterfactual-1-bm25-k1": (1.0, 12)}
+    # The plot's data: beside that flat conditional line, the share of all 12 instances grows with the dose
+    # (4, 11, 12 of 12), and against the twin (which sees no example and answers nothing) all of it is
+    # excess; the evidence-blind gold model has no excess at any dose.
+    from biorab.sweep.attribution_report import dose_response_data
+    from biorab.sweep.collect import collect
+
+    lines = dose_response_data(collect(sweep, path=path)[0])
+    copy, gold = lines[("copy", "ade")], lines[("gold", "ade")]
+    assert [p.rate for p in copy] == [20.0, 80.0, 100.0]
+    assert [p.share[0] for p in copy] == pytest.approx([100 * 4 / 12, 100 * 11 / 12, 100.0])
+    assert [p.conditional[0] for p in copy] == [100.0] * 3 and [p.excess[0] for p in copy] == [100.0] * 3
+    assert [p.excess[0] for p in gold] == [0.0] * 3 and [p.share[0] for p in gold] == [0.0] * 3

@@ -91,9 +91,44 @@ def rate(cell: dict[str, Any], metric: str) -> str:
     return f"{v['value'] * 100:.1f} [{v['ci_low'] * 100:.1f}, {v['ci_high'] * 100:.1f}]"
 
 
-ATTRIBUTION_COLUMNS = {"misled": "misled_rate", "resisted": "resisted_rate",
-                       "copy (clean)": "copy_rate_clean", "copy (corrupted)": "copy_rate_corrupted",
-                       "helped": "helped_rate", "hurt": "hurt_rate", "McNemar p": "flip_mcnemar_p"}
+ATTRIBUTION_COLUMNS = {"misled": "misled_rate", "misled share": "misled_share", "resisted": "resisted_rate",
+                       "agrees with gold": "corruption_agrees_with_gold", "copy (clean)": "copy_rate_clean",
+                       "copy (corrupted)": "copy_rate_corrupted", "helped": "helped_rate",
+                       "hurt": "hurt_rate", "McNemar p": "flip_mcnemar_p"}
+TWIN_COLUMNS = {"misled (twin)": "misled_rate_twin", "misled excess": "misled_excess",
+                "switched to evidence": "switched_to_evidence",
+                "switched to corruption": "switched_to_corruption",
+                "copy clean (twin)": "copy_rate_clean_twin", "copy clean excess": "copy_rate_clean_excess",
+                "copy corrupted (twin)": "copy_rate_corrupted_twin",
+                "copy corrupted excess": "copy_rate_corrupted_excess"}
+BINS = ("margin_lt_1", "margin_1_to_3", "margin_ge_3", "twin_wrong", "twin_right")
+LABELS = {"margin_lt_1": "prior margin < 1", "margin_1_to_3": "prior margin 1-3",
+          "margin_ge_3": "prior margin ≥ 3", "twin_wrong": "prior: twin wrong",
+          "twin_right": "prior: twin right"}
+
+
+def position_columns(cells: list[dict[str, Any]]) -> dict[str, str]:
+    """The position and prior table's columns: the three ranks, then each prior bin some cell has."""
+    bins = [b for b in BINS if any(f"misled_by_prior/{b}" in c["metrics"] for c in cells)]
+    return {"first misleading at 1": "misled_by_rank/1", "at 2": "misled_by_rank/2",
+            "at ≥ 3": "misled_by_rank/3_or_more",
+            **{LABELS[b]: f"misled_by_prior/{b}" for b in bins}}
+
+
+def holm_shown(cells: list[dict[str, Any]]) -> list[str]:
+    """The cells' McNemar p Holm-adjusted over all of them, by statsmodels (a second computation)."""
+    from statsmodels.stats.multitest import multipletests
+
+    return [f"{p:.3f}" for p in multipletests([c["metrics"]["flip_mcnemar_p"]["value"] for c in cells],
+                                               method="holm")[1]]
+
+
+CLAIM_COLUMNS = {"claim recall": "claim_recall", "context precision": "context_precision",
+                 "context utilization": "context_utilization",
+                 "noise (relevant)": "noise_sensitivity_relevant",
+                 "noise (irrelevant)": "noise_sensitivity_irrelevant", "hallucination": "hallucination",
+                 "self-knowledge": "self_knowledge", "knew it": "self_knowledge_knew_it",
+                 "right without support": "right_without_support", "faithfulness": "faithfulness"}
 
 
 def test_every_report_number_is_its_cells_summary_value(
@@ -121,6 +156,12 @@ def test_every_report_number_is_its_cells_summary_value(
         return f"{cell['leak_share']['value'] * 100:.1f}"
 
     ade = "ade_corpus_v2"
+    rated = [(f"fake / bm25 / counterfactual (20%) / {ade} / 30 rows", plain),
+             (f"fake / bm25 / counterfactual (20%) / {ade} / 8 rows", twin),
+             (f"fake / bm25 / counterfactual (80%) / {ade}", cf80),
+             (f"fake / bm25 / counterfactual (100%) / {ade}", cf100),
+             (f"fake / bm25 / labeled / {ade}", labeled),
+             (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method)]
     scores = ("detection_precision", "detection_recall", "detection_f1", "correction_accuracy",
               "corpus_accuracy_before", "corpus_accuracy_after")
     want = {
@@ -146,14 +187,18 @@ def test_every_report_number_is_its_cells_summary_value(
         # every retrieving cell (the no-retrieval cell has no attribution rate); the 8-row and method
         # cells have their twin in another run (block): the 30-row no-retrieval cell holds their instances
         "Evidence attribution, rate ×100 [95% CI]": {
-            label: {col: rate(cell, m) for col, m in ATTRIBUTION_COLUMNS.items()} for label, cell in (
-                (f"fake / bm25 / counterfactual (20%) / {ade} / 30 rows", plain),
-                (f"fake / bm25 / counterfactual (20%) / {ade} / 8 rows", twin),
-                (f"fake / bm25 / counterfactual (80%) / {ade}", cf80),
-                (f"fake / bm25 / counterfactual (100%) / {ade}", cf100),
-                (f"fake / bm25 / labeled / {ade}", labeled),
-                (f"fake / bm25 / counterfactual (20%) / detect_correct / {ade}", method))},
+            label: {**{col: rate(cell, m) for col, m in ATTRIBUTION_COLUMNS.items()}, "Holm p": holm}
+            for (label, cell), holm in zip(rated, holm_shown([c for _, c in rated]), strict=True)},
+        "Against the same model without evidence (no-retrieval twin), rate ×100 [95% CI]": {
+            label: {col: rate(cell, m) for col, m in TWIN_COLUMNS.items()} for label, cell in rated},
+        "Misled by position and prior, rate ×100 [95% CI]": {
+            label: {col: rate(cell, m) for col, m in position_columns([c for _, c in rated]).items()}
+            for label, cell in rated},
     }
+    # the claim diagnostics: the same rows (every retrieving cell), one column per metric
+    want["Claim diagnostics (judge-free RAGChecker metrics), ×100 [95% CI]"] = {
+        label: {col: rate(cell, "claims/" + m) for col, m in CLAIM_COLUMNS.items()}
+        for label, cell in rated}
     assert got == want
     # the 8-row and 4-row (method) cells are paired on all their instances with the 30-row no-retrieval
     # cell of the first block's run (docs/metrics.md: a twin from another run covers the cell's instances)

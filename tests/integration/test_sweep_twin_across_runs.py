@@ -79,11 +79,17 @@ def test_twin_in_another_block(tmp_path: Path, data_dir: Path, monkeypatch: pyte
     assert (flips.count("helped"), flips.count("hurt")) == (1, 5)  # pinned: the fake's seeded choices
     # the run's report.md is rewritten with them: the last three columns of the cell's attribution row
     report = (got[CF][0] / "report.md").read_text(encoding="utf-8")
-    table = report[report.index("| helped | hurt | McNemar p |"):]
-    (row,) = [line for line in table.splitlines() if line.startswith(f"| {CF} | ")]
-    helped, hurt, p = [c.strip() for c in row.strip("|").split("|")][-3:]
+    table = report[report.index("| helped | hurt | McNemar p | Holm p |"):]
+    row = next(line for line in table.splitlines() if line.startswith(f"| {CF} | "))
+    helped, hurt, p, holm = [c.strip() for c in row.strip("|").split("|")][-4:]
     assert helped.startswith(f"{1 / 8:.3f} [") and hurt.startswith(f"{5 / 8:.3f} [")
-    assert p == f"{metrics['flip_mcnemar_p']['value']:.3f}"
+    assert p == f"{metrics['flip_mcnemar_p']['value']:.3f}" and float(holm) >= float(p)
+    # and its twin table names the twin from the other run instead of "no baseline"
+    assert f"| {CF} | {got[NONE][1]['cell_id']} | " in report
+    # the claim diagnostics' self-knowledge split is made against that twin too; the cell without one has none
+    assert metrics["claims/self_knowledge_knew_it"]["value"] is not None
+    assert "claims/self_knowledge_knew_it" not in got[LABELED][1]["metrics"]
+    assert "claims/self_knowledge" in got[LABELED][1]["metrics"]
 
     # the 20-row cell: the 12-row twin does not hold all its instances, so no twin
     wide = attribution(got[LABELED])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import requests
 
 from tests.support.ray_head import LocalRayHead
 
@@ -24,8 +25,11 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def test_submitted_smoke_job_joins_the_cluster_and_logs_progress(tmp_path: Path, data_dir: Path) -> None:
+    # Token auth on (conftest: RAY_AUTH_MODE=token, RAY_AUTH_TOKEN_PATH): the head and `ray job submit`
+    # read the same token file, as a cluster's nodes and its submitters would.
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
-           "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    assert env["RAY_AUTH_MODE"] == "token"
     env.pop("RAY_ADDRESS", None)
     ray = str(VENV_BIN / "ray")
     runtime_env = {"excludes": [".venv"], "env_vars": {
@@ -33,6 +37,11 @@ def test_submitted_smoke_job_joins_the_cluster_and_logs_progress(tmp_path: Path,
         "XDG_DATA_HOME": str(tmp_path / "xdg"), "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}}
     job_id = f"biorab-smoke-{os.getpid()}"
     with LocalRayHead(ray, env) as head:
+        # The dashboard's job API refuses a submission without the token (401) or with a wrong one (403).
+        for headers, status in (({}, 401), ({"Authorization": "Bearer not-the-token"}, 403)):
+            refused = requests.post(f"{head.dashboard_url}/api/jobs/", json={"entrypoint": "true"},
+                                    headers=headers, timeout=30)
+            assert refused.status_code == status, refused.text
         submit = subprocess.run(
             [ray, "job", "submit", "--address", head.dashboard_url, "--submission-id", job_id,
              "--working-dir", str(REPO), "--runtime-env-json", json.dumps(runtime_env), "--",

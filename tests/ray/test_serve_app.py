@@ -289,6 +289,60 @@ def test_422_names_the_field(server: dict[str, Any], path: str, body: Any, field
     assert_clean(r.text)
 
 
+def test_unbounded_requests_get_a_4xx_with_a_message(server: dict[str, Any]) -> None:
+    """Issue 40: a seed beyond int64 (torch refused 2^64 inside the batch, failing its batch-mates),
+    max_tokens 10^9, more labels than `limits.max_labels`, a lone surrogate; through the openai client."""
+    import openai
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server["url"] + "/v1", api_key=KEYS[0], max_retries=0, timeout=60)
+    messages = [{"role": "user", "content": "Severe rash after amoxicillin."}]
+    with pytest.raises(openai.UnprocessableEntityError) as seed:
+        client.chat.completions.create(model="ral-test", messages=messages, seed=2**64)  # type: ignore[arg-type]
+    assert seed.value.body["message"] == ("field 'seed': Input should be less than or equal to "  # type: ignore[index]
+                                          "9223372036854775807")
+    with pytest.raises(openai.UnprocessableEntityError) as tokens:
+        client.chat.completions.create(model="ral-test", messages=messages, max_tokens=10**9)  # type: ignore[arg-type]
+    assert tokens.value.body["message"] == "field 'max_tokens': 1000000000 exceeds the limit of 4096"  # type: ignore[index]
+    # The openai client cannot even encode it; a raw JSON body can (JSON's \\ud800 escape).
+    raw = '{"model": "ral-test", "messages": [{"role": "user", "content": "rash \\ud800"}]}'
+    surrogate = post(server, "/v1/chat/completions", None, data=raw.encode("ascii"),
+                     headers={"Content-Type": "application/json"})
+    assert surrogate.status_code == 400, surrogate.text
+    assert surrogate.json()["error"]["message"] == ("field 'messages.0.content': not valid Unicode text (a "
+                                                    "lone surrogate \\ud800 at character 5)")
+    labels = post(server, "/v1/ral", {"input": "rash", "labels": [str(i) for i in range(65)]})
+    assert labels.status_code == 422
+    assert labels.json()["error"]["message"] == "field 'labels': 65 labels exceed the limit of 64"
+    ok = client.chat.completions.create(model="ral-test", messages=messages, seed=2**63 - 1,  # type: ignore[arg-type]
+                                        max_tokens=40)  # within the 300-token context
+    assert ok.choices[0].finish_reason in ("stop", "length")
+
+
+def test_unsupported_chat_parameters_and_unknown_routes(server: dict[str, Any]) -> None:
+    """Issue 40: tools / response_format refused with 400 as OpenAI would; FastAPI's 404 in OpenAI's shape;
+    a chunked body under the limit still reaches the route whole."""
+    import openai
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server["url"] + "/v1", api_key=KEYS[0], max_retries=0, timeout=60)
+    messages = [{"role": "user", "content": "Severe rash after amoxicillin."}]
+    with pytest.raises(openai.BadRequestError) as tools:
+        client.chat.completions.create(model="ral-test", messages=messages, tools=[  # type: ignore[arg-type]
+            {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}])
+    assert tools.value.body["message"].startswith("field 'tools': not supported by this server")  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError) as form:
+        client.chat.completions.create(model="ral-test", messages=messages,  # type: ignore[arg-type]
+                                       response_format={"type": "json_object"})
+    assert form.value.body["param"] == "response_format"  # type: ignore[index]
+    missing = requests.get(server["url"] + "/v1/nope", headers={"Authorization": f"Bearer {KEYS[0]}"},
+                           timeout=30)
+    assert missing.status_code == 404 and missing.json()["error"]["message"] == "Not Found"
+    chunked = post(server, "/v1/ral", None, data=iter([b'{"input": ', b'"rash after aspirin"}']),
+                   headers={"Content-Type": "application/json"})  # no Content-Length: streamed
+    assert chunked.status_code == 200, chunked.text
+
+
 def test_404_for_a_model_not_served(server: dict[str, Any]) -> None:
     r = post(server, "/v1/chat/completions",
              {"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})

@@ -74,7 +74,9 @@ def test_models_lists_every_ral_with_its_adapter(server: dict[str, Any]) -> None
     data = requests.get(server["url"] + "/v1/models", timeout=600).json()["data"]
     by_id = {m["id"]: m["biorab"] for m in data}
     assert list(by_id) == ["ral-a", "ral-b", "ral-base"]
-    assert by_id["ral-a"]["adapter"] == str(server["a"]) and by_id["ral-b"]["adapter"] == str(server["b"])
+    # adapters by folder name, never the server's paths (issue 40)
+    assert (by_id["ral-a"]["adapter"], by_id["ral-b"]["adapter"]) == (server["a"].name, server["b"].name)
+    assert server["a"].name != server["b"].name and "/" not in by_id["ral-a"]["adapter"]
     assert by_id["ral-base"]["adapter"] is None
     assert {m["adapter_version"] for m in by_id.values()} == {None}  # local folders: no registry version
     testbeds = (by_id["ral-a"]["retrieval"]["testbed"], by_id["ral-b"]["retrieval"]["testbed"])
@@ -110,7 +112,7 @@ def test_each_ral_answers_by_model_with_its_adapter_on_one_engine(server: dict[s
         assert direct.text == texts[model], (model, direct.text, texts[model])
     client = OpenAI(base_url=server["url"] + "/v1", api_key="unused", max_retries=0, timeout=600)
     chat = client.chat.completions.create(model="ral-b", messages=[{"role": "user", "content": INPUT}])
-    assert chat.model == "ral-b" and chat.model_extra["biorab"]["adapter"] == str(server["b"])
+    assert chat.model == "ral-b" and chat.model_extra["biorab"]["adapter"] == server["b"].name
     assert chat.model_extra["biorab"]["prediction"]["raw"] == texts["ral-b"]
 
 

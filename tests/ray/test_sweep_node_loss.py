@@ -43,13 +43,13 @@ def predictions(result: Any) -> dict[str, list[tuple[str, str | None]]]:
 
 @pytest.fixture
 def cluster(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Head (2 CPUs) + worker (2 CPUs) on 127.0.0.1 (STACK_NOTES §2.7: RAY_TMPDIR with a ``ray`` folder)."""
+    """Head (2 CPUs) + worker (2 CPUs) on 127.0.0.1 (STACK_NOTES §2.7: RAY_TMPDIR with a ``ray`` folder),
+    under the session's token auth (tests/conftest.py): both nodes inherit the token, as a cluster's do."""
     from ray.cluster_utils import Cluster
 
     root = Path("/tmp") / f"rbn{time.monotonic_ns() % 10**6}"
     (root / "ray").mkdir(parents=True)
     monkeypatch.setenv("RAY_TMPDIR", str(root))
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     c = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 2, "include_dashboard": False, "object_store_memory": 150_000_000,
         "temp_dir": str(root)})

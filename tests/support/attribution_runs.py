@@ -20,15 +20,17 @@ def gold_answers(data_dir: Path) -> dict[str, str]:
 
 
 def attribution_config(tmp_path: Path, data_dir: Path, backend: dict[str, Any], *, name: str = "attr",
-                       tracking: dict[str, Any] | None = None) -> ExperimentConfig:
+                       tracking: dict[str, Any] | None = None, k: int = 1,
+                       sampling: dict[str, Any] | None = None) -> ExperimentConfig:
     return ExperimentConfig.model_validate({
         "name": name,
         "data_dir": str(data_dir),
         "output_dir": str(tmp_path / "runs"),
         "datasets": [{"name": d, "limit": N} for d in DATASETS],
-        "retrieval": [{"testbed": "none"}, {"testbed": "counterfactual", "rate": RATE, "retriever": "bm25"}],
+        "retrieval": [{"testbed": "none"},
+                      {"testbed": "counterfactual", "rate": RATE, "retriever": "bm25", "k": k}],
         "backend": {"name": "fake", "params": backend},
-        "sampling": {"max_tokens": 64},
+        "sampling": {"max_tokens": 64, **(sampling or {})},
         "n_boot": 50,
         "tracking": tracking or {"enabled": False},
     })

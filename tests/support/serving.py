@@ -4,6 +4,7 @@ module-scoped server cannot use the function-scoped ``data_dir`` fixture)."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -52,6 +53,18 @@ def wait_for_banner(proc: subprocess.Popen[str], timeout: float) -> str:
     proc.kill()
     stderr = proc.stderr.read()[-6000:] if proc.stderr is not None and proc.poll() is not None else ""
     raise AssertionError(f"no banner (rc={proc.poll()}):\n{''.join(lines)}\nstderr:\n{stderr}")
+
+
+def stop_server(proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Stop a `biorab serve` process as an orchestrator would (SIGTERM: it drains and stops its Ray), and
+    kill it when it has not exited within `timeout`."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def smollm2_loras(folder: Path) -> tuple[Path, Path]:

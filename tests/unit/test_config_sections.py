@@ -53,7 +53,7 @@ def all_jobs() -> dict[str, dict[str, Any]]:
 
 def test_every_job_loads_to_the_pinned_config_and_cells() -> None:
     pinned = json.loads(PIN.read_text(encoding="utf-8"))
-    assert len(pinned) == 21 and {v["kind"] for v in pinned.values()} == {"run", "sweep", "tune"}
+    assert len(pinned) == 22 and {v["kind"] for v in pinned.values()} == {"run", "sweep", "tune"}
     assert all_jobs() == pinned
 
 

@@ -95,7 +95,8 @@ def test_files_chunks_codes_and_attribution(tmp_path: Path) -> None:
     # one instance per detail chunk (1 byte each); index chunks close before passing 4 rows (2 per ade
     # instance)
     assert (build.detail_chunks, build.index_chunks) == (8, 4)
-    assert sorted(p.name for p in out.iterdir()) == ["data", "explorer.css", "explorer.js", "index.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["data", "explorer-stats.js", "explorer.css",
+                                                     "explorer.js", "index.html"]
     (manifest,) = _payload(out / "data" / "manifest.js")
     assert [(c["cell_id"], c["attributed"], c["twin"]) for c in manifest["cells"]] == [
         (NONE, False, None), (CF, True, 0), (QA, False, None)]

@@ -17,6 +17,7 @@ def test_rayjob_manifest_shape() -> None:
     assert spec["shutdownAfterJobFinishes"] is True
     cluster = spec["rayClusterSpec"]
     assert cluster["rayVersion"] == "2.60.0"  # the pinned Ray of pyproject.toml
+    assert cluster["authOptions"] == {"mode": "token"}  # Ray's token auth (docs/serve.md "Security")
     head = cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
     (workers,) = cluster["workerGroupSpecs"]
     worker = workers["template"]["spec"]["containers"][0]

@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # imports Ray Serve
-def test_rayservice_serve_config_is_generated_and_valid_for_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rayservice_serve_config_is_generated_and_valid_for_ray(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
     from ray.serve.schema import ServeDeploySchema
 
     from serve.app import build_app, ray_serve_config
@@ -42,10 +43,22 @@ def test_rayservice_serve_config_is_generated_and_valid_for_ray(monkeypatch: pyt
     assert schema.http_options.host == "0.0.0.0" and schema.proxy_location == "EveryNode"
     cluster = manifest["spec"]["rayClusterConfig"]
     assert cluster["rayVersion"] == "2.60.0" and cluster["enableInTreeAutoscaling"] is True
-    head = cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
-    assert {"name": "BIORAB_API_KEYS",
-            "valueFrom": {"secretKeyRef": {"name": "biorab-api-keys", "key": "keys"}}} in head["env"]
-    monkeypatch.setenv("BIORAB_API_KEYS", "k")
+    assert cluster["authOptions"] == {"mode": "token"}  # Ray's token auth (docs/serve.md "Security")
+    # The API keys reach the pods as a mounted file, never as an environment variable that every Ray
+    # process of the pod would inherit (issue 40): only the digests reach the replicas.
+    for group in (cluster["headGroupSpec"], *cluster["workerGroupSpecs"]):
+        pod = group["template"]["spec"]
+        (container,) = pod["containers"]
+        assert all(e["name"] != "BIORAB_API_KEYS" for e in container.get("env", []))
+        assert {"name": "api-keys", "mountPath": "/etc/biorab/api-keys", "readOnly": True} \
+            in container["volumeMounts"]
+        assert {"name": "api-keys", "secret": {"secretName": "biorab-api-keys", "defaultMode": 0o400}} \
+            in pod["volumes"]
+    assert cfg.auth.api_keys_file == "/etc/biorab/api-keys/keys"
+    keys = tmp_path / "keys"  # the mounted Secret's file, here
+    keys.write_text("k\n", encoding="utf-8")
+    args = {**args, "overrides": {**args["overrides"], "auth": {"api_keys_file": str(keys)}}}
+    monkeypatch.delenv("BIORAB_API_KEYS", raising=False)
     monkeypatch.chdir(REPO)
     ingress = build_app(args)._bound_deployment  # what the cluster's `build_app` builds from these args
     (ral,) = ingress.init_args[1].values()

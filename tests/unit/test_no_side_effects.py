@@ -35,6 +35,10 @@ ALLOWED = {
     # jobs' start (`start_ray(train_dashboard=True)`) sets it for the one `ray.init` and restores it.
     ("pipelines/ray_setup.py", 'os.environ["RAY_GCS_SERVER_PORT"] = str(port)'),
     ("pipelines/ray_setup.py", 'os.environ["RAY_GCS_SERVER_PORT"] = previous'),
+    # Ray reads its token auth mode and token file only from the environment (no `ray.init` argument), in
+    # this process and in every Ray process it starts: set just before a local Ray starts (`start_ray`).
+    ("pipelines/ray_auth.py", 'os.environ[MODE] = "token"'),
+    ("pipelines/ray_auth.py", "os.environ[TOKEN_PATH] = str(path)"),
 }
 
 

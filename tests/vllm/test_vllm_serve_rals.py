@@ -63,7 +63,7 @@ def test_two_adapters_on_one_vllm_engine_answer_by_model(server: dict[str, Any])
     listed = requests.get(server["url"] + "/v1/models", timeout=600).json()["data"]
     models = {m["id"]: m["biorab"] for m in listed}
     assert list(models) == ["ral-a", "ral-b", "ral-base"]
-    assert (models["ral-a"]["adapter"], models["ral-b"]["adapter"]) == (str(server["a"]), str(server["b"]))
+    assert (models["ral-a"]["adapter"], models["ral-b"]["adapter"]) == (server["a"].name, server["b"].name)
     assert models["ral-base"]["adapter"] is None and {m["backend"] for m in models.values()} == {"vllm"}
     assert len({m["model_digest"] for m in models.values()}) == 3  # each adapter keys its own generations
     client = OpenAI(base_url=server["url"] + "/v1", api_key="unused", max_retries=0, timeout=600)

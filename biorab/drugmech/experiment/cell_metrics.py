@@ -96,9 +96,10 @@ def score_drugmech_cell(
 
 
 def score_drugmech(
-    slices: Sequence[CellSlice], spec: DrugMechSpec | None, cells_dir: Path, out_dir: Path
+    slices: Sequence[CellSlice], spec: DrugMechSpec | None, cells_dir: Path, out_dir: Path, *, model: str = ""
 ) -> tuple[list[CellResult], dict[str, Any] | None]:
-    """Every DrugMech cell's result, and the run-level accuracy report (``None`` without DrugMech cells)."""
+    """Every DrugMech cell's result, and the run-level accuracy report (``None`` without DrugMech cells);
+    `model` names the run's model in the chain-depth samples (a sweep pools them by model)."""
     if spec is None or not slices:
         return [], None
     from biorab.drugmech.scoring.accuracy_tables import accuracy_report
@@ -111,13 +112,13 @@ def score_drugmech(
     report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed,
                              exclude_incomplete=spec.exclude_incomplete)
     section = {"parser": spec.parser, "matcher": spec.matcher, **report}
-    chain = _chain_depth(scored, spec)
+    chain = _chain_depth(scored, spec, model)
     if chain is not None:
         section["chain_depth"] = chain
     return results, section
 
 
-def _chain_depth(scored: list[Any], spec: DrugMechSpec) -> dict[str, Any] | None:
+def _chain_depth(scored: list[Any], spec: DrugMechSpec, model: str) -> dict[str, Any] | None:
     """The reasoning-chain-length analysis when the run answered deep Delete/Invert positives in the open
     world (`biorab.drugmech.scoring.chain_depth`); None otherwise (DrugMechDB is then not loaded)."""
     from biorab.drugmech.scoring.chain_depth import chain_depth_report, chain_samples
@@ -126,8 +127,8 @@ def _chain_depth(scored: list[Any], spec: DrugMechSpec) -> dict[str, Any] | None
                and r.response.world == "open" for r in scored):
         return None
     moas = _moas_factory(spec)()
-    samples, skipped = chain_samples(scored, lambda moa_id: moas[moa_id])
-    return chain_depth_report(samples, skipped)
+    samples, left_out = chain_samples(scored, lambda moa_id: moas[moa_id], model=model)
+    return chain_depth_report(samples, left_out, design=spec.chain_depth)
 
 
 def _fmt(stats: dict[str, Any] | None) -> str:

@@ -44,7 +44,8 @@ class DrugMechSource:
               run_dir: Path) -> ScoredCells:
         from biorab.drugmech.experiment.cell_metrics import score_drugmech
 
-        results, report = score_drugmech(slices, config.drugmech, cells_dir, run_dir)
+        results, report = score_drugmech(slices, config.drugmech, cells_dir, run_dir,
+                                         model=str(config.backend.params.get("model", config.backend.name)))
         return ScoredCells(results, report)
 
     def report_section(self, section: dict[str, Any]) -> str:

@@ -51,6 +51,9 @@ class DrugMechSpec(Params):
         exclude_incomplete: the paper's rule (spec §9.1): an answer whose finish reason is not ``stop``
             (or whose generation failed) is left out of the metrics, numerator and denominator, and counted
             per cell (``n_incomplete``). Off: it counts as wrong. The DrugMech paper's jobs switch it on.
+        chain_depth: which answers the chain-depth regression fits (`biorab.drugmech.scoring.chain_depth`):
+            ``paper`` (each model's first run, as the paper) or ``all_runs`` (every run, standard errors
+            clustered by query). Scoring only.
     """
 
     query_files: tuple[str, ...] = Field(min_length=1)
@@ -67,6 +70,7 @@ class DrugMechSpec(Params):
     n_resamples: int = Field(default=9999, ge=2)
     bootstrap_seed: int = 42
     exclude_incomplete: bool = False
+    chain_depth: Literal["paper", "all_runs"] = "paper"
 
     @field_validator("query_files", "worlds", "modes", "negative_modes")
     @classmethod

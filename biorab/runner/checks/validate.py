@@ -73,6 +73,7 @@ def check_experiment(
         _check_files(config, path)
     _check_templates(config, path)
     _check_processor(config, path)
+    _check_thinking(config, backend_params, path)
     _check_tensor_parallel(config, path)
     from biorab.runner.plan.experiment_source import experiment_sources
 
@@ -112,6 +113,62 @@ def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
     if config.sampling.score_labels:
         raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
                           "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)
+
+
+#: Why label scoring and a thinking model do not mix (`_check_thinking`).
+THINKING_SCORING = (
+    "sampling.score_labels on a thinking model scores each label's log-prob right after the prompt, where "
+    "the model would first write its reasoning: not the answer it gives (lm-evaluation-harness refuses "
+    "log-likelihood tasks with thinking enabled for the same reason). Set sampling.score_labels: false "
+    "(the answer is then parsed after the reasoning), or configure the backend without thinking"
+)
+
+
+def thinks(backend: str, params: object) -> tuple[bool, str]:
+    """Whether the backend is configured for a thinking model, and the key that says so: ``thinking.split``
+    or ``thinking.token_budget`` (transformers, vllm, fake); an OpenAI reasoning model, ``think_split`` or
+    ``thinking_token_budget`` (openai)."""
+    if backend == "openai":
+        for key in ("think_split", "thinking_token_budget"):
+            if getattr(params, key, None) not in (None, False):
+                return True, f"backend.params.{key}"
+        return bool(getattr(params, "reasons", False)), "backend.params.model"
+    thinking = getattr(params, "thinking", None)
+    active = thinking is not None and (thinking.split or thinking.token_budget is not None)
+    return bool(active), "backend.params.thinking"
+
+
+def _check_thinking(config: ExperimentConfig, params: object, path: str | Path | None) -> None:
+    """The thinking settings are applied on every path, or refused: the ``vllm_processor`` path renders,
+    generates and parses outside the backend, so it can neither split the reasoning nor budget it; label
+    scoring skips the reasoning (`THINKING_SCORING`)."""
+    from biorab.generation.reasoning import PROCESSOR_THINKING
+
+    active, key = thinks(config.backend.name, params)
+    if active and config.resources.llm_engine == "vllm_processor":
+        raise ConfigError(PROCESSOR_THINKING, key=key, path=path)
+    if active and config.sampling.score_labels:
+        raise ConfigError(THINKING_SCORING, key="sampling.score_labels", path=path)
+
+
+#: Echo label scoring through a server and the in-process engines' scoring read different token sequences.
+ECHO_SCORING_CAVEAT = (
+    "label log-probs through backend openai (label_scoring: echo) are not comparable with the in-process "
+    "engines' for the same labels: echo sums the tokens of prompt + label that start inside the label, "
+    "the engines score the label's own tokens after the prompt's, so a token spanning the boundary is "
+    "counted differently (measured up to 9.39 nats apart on SmolLM2, docs/generation.md). AUROC/AUPRC "
+    "(Table 6) of this run compare only with runs scored the same way"
+)
+
+
+def config_warnings(config: ExperimentConfig) -> list[str]:
+    """What a valid config still does differently from what a reader may assume (printed by `biorab
+    validate` and `biorab run`, not refused)."""
+    out = []
+    if (config.backend.name == "openai" and config.sampling.score_labels
+            and config.backend.params.get("label_scoring") == "echo"):
+        out.append(ECHO_SCORING_CAVEAT)
+    return out
 
 
 def _check_split(config: ExperimentConfig, i: int, path: str | Path | None) -> None:

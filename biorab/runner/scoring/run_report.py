@@ -5,8 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.attribution.cells import ERROR_RATE, EVIDENCE_RATES, FLIP_RATES, MCNEMAR_P, is_attribution_metric
+from biorab.attribution.cells import (
+    AGREES,
+    BY_PRIOR,
+    BY_RANK,
+    ERROR_RATE,
+    EVIDENCE_RATES,
+    FLIP_RATES,
+    MCNEMAR_P,
+    MISLED_SHARE,
+    NO_BASELINE,
+    TWIN_RATES,
+    is_attribution_metric,
+)
+from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
 from biorab.cells import CellResult
+from biorab.diagnostics.cells import is_claim_metric
+from biorab.diagnostics.report import claim_lines
 from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,
     AWARENESS_CONVENTION,
@@ -14,6 +29,7 @@ from biorab.metrics.definitions import (
     display_name,
     single_label,
 )
+from biorab.metrics.paired import holm_or_none
 
 #: The metric names of the awareness rates (`biorab.metrics.awareness`).
 _AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -46,13 +62,13 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
     ]
     for r in results:
         for metric, value in r.metrics.items():
-            if is_attribution_metric(metric):  # in the attribution tables below
+            if is_attribution_metric(metric) or is_claim_metric(metric):  # in the tables below
                 continue
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
             lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
                          f"{shown} | {r.parse_failures} | {r.generation_failures} |")
-    lines += _definitions(results) + _leak_lines(results) + attribution_lines(results)
+    lines += _definitions(results) + _leak_lines(results) + attribution_lines(results) + claim_lines(results)
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"
 
@@ -82,39 +98,115 @@ def _leak_lines(results: Sequence[CellResult]) -> list[str]:
 
 
 ATTRIBUTION_NOTE = (
-    "Evidence attribution (docs/metrics.md): misled = answers that follow a corrupted retrieved item, among "
-    "instances whose evidence holds one (parse failures count as not misled); resisted = right answers among "
-    "those; copy = answers equal to a retrieved item's label, on clean evidence (no corrupted item) and on "
-    "corrupted evidence (the label of a corrupted item); helped / hurt = wrong → right / right → wrong "
-    "against the same model without retrieval, with McNemar's p. Per instance: "
-    "`cells/<cell>/attribution.parquet`.")
+    "Evidence attribution (docs/metrics.md). A retrieved item is misleading when its label is wrong (the "
+    "testbed's corruption, or a corpus method's relabelling) and its wrong items are not all in the gold;"
+    " misled = answers that follow a misleading item, among instances whose evidence holds one (parse "
+    "failures count as not misled); misled share = the same misled answers over every instance; resisted "
+    "= right answers among those instances; corruption agrees with gold = instances whose corrupted "
+    "evidence all carries the gold, out of those with corrupted evidence; copy = answers equal to a "
+    "retrieved item's label, on clean evidence and on corrupted evidence; helped / hurt = wrong → right /"
+    " right → wrong against the same model without retrieval, with McNemar's p and its Holm adjustment "
+    "over this table. Per instance: `cells/<cell>/attribution.parquet`.")
+TWIN_NOTE = (
+    "Against the same model without evidence (its no-retrieval twin's answer flagged against this cell's "
+    "hits, paired by instance): on a closed label set a wrong answer equals a corrupted label by chance, so "
+    "the twin's rate is the chance level for this model and the excess (cell − twin, paired bootstrap CI) "
+    "is what the evidence caused; switched = the cell answered a hit's label (a misleading hit's) that the "
+    "twin did not. \"no baseline\": the cell has no twin; its rates above are then not influence.")
+POSITION_NOTE = (
+    "Misled rate by the rank of the first misleading hit, and by the twin's prior (the label log-prob margin "
+    "of its answer where labels are scored, else whether it was right), among instances with misleading "
+    "evidence; (misled / instances) after each rate.")
 
 
 def attribution_lines(results: Sequence[CellResult]) -> list[str]:
-    """The attribution rates of the retrieving cells, and the §2.8 error types of the triple cells."""
+    """The attribution rates of the retrieving cells (with the Holm-adjusted McNemar p over the cells
+    listed), those against each cell's twin, by position and prior, and the §2.8 error types of the triple
+    cells."""
     cells = [r for r in results if any(m in r.metrics for m in (*EVIDENCE_RATES, *FLIP_RATES))]
     out: list[str] = []
     if cells:
+        raw = [(r.metrics.get(MCNEMAR_P) or {}).get("value") for r in cells]
         out += ["", "## Evidence attribution", "", ATTRIBUTION_NOTE, "",
-                "| cell | corrupted evidence / n | misled | resisted | copy (clean) | copy (corrupted) "
-                "| helped | hurt | McNemar p |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in cells:
+                "| cell | misleading evidence / n | corruption agrees with gold | misled | misled share "
+                "| resisted | copy (clean) | copy (corrupted) | helped | hurt | McNemar p | Holm p |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r, p, adjusted in zip(cells, raw, holm_or_none(raw), strict=True):
             a = r.extra.get("attribution", {})
-            shown = [_rate(r, m) for m in (*EVIDENCE_RATES, *FLIP_RATES)]
-            p = (r.metrics.get(MCNEMAR_P) or {}).get("value")
-            out.append(f"| {r.plan.label} | {a.get('with_corrupted', 0)} / {r.n} | " + " | ".join(shown)
-                       + f" | {_num(p)} |")
+            shown = [_rate(r, m) for m in (AGREES, "misled_rate", MISLED_SHARE, "resisted_rate",
+                                           "copy_rate_clean", "copy_rate_corrupted", *FLIP_RATES)]
+            out.append(f"| {r.plan.label} | {a.get('with_misleading', 0)} / {r.n} | " + " | ".join(shown)
+                       + f" | {_num(p)} | {_num(adjusted)} |")
+        out += _twin_lines(cells) + _position_lines(cells)
     typed = [r for r in results if r.extra.get("attribution", {}).get("error_types")]
-    if typed:
-        names = list(dict.fromkeys(n for r in typed for n in r.extra["attribution"]["error_types"]))
-        out += ["", "Error types (§2.8), per cell: count, and the share of instances with one [95% CI].", "",
-                "| cell | " + " | ".join(n.replace("_", " ") for n in names) + " |",
-                "|---|" + "---|" * len(names)]
-        for r in typed:
-            counts = r.extra["attribution"]["error_types"]
-            out.append(f"| {r.plan.label} | " + " | ".join(
-                f"{counts.get(n, 0)}: {_rate(r, ERROR_RATE + n)}" for n in names) + " |")
+    for task in dict.fromkeys(r.plan.task for r in typed):
+        out += error_type_table(task, [r for r in typed if r.plan.task == task])
     return out
+
+
+def _twin_lines(cells: Sequence[CellResult]) -> list[str]:
+    retrieving = [r for r in cells if "baseline" in r.extra.get("attribution", {})]
+    if not retrieving:
+        return []
+    out = ["", TWIN_NOTE, "",
+           "| cell | twin | misled (twin) | misled excess | switched to evidence | switched to corruption "
+           "| copy clean (twin) | copy clean excess | copy corrupted (twin) | copy corrupted excess |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in retrieving:
+        baseline = r.extra["attribution"]["baseline"]
+        if baseline == NO_BASELINE:
+            out.append(f"| {r.plan.label} | {NO_BASELINE} |" + f" {NO_BASELINE} |" * len(TWIN_RATES))
+        else:
+            shown = " | ".join(_rate(r, m) for m in TWIN_RATES)
+            out.append(f"| {r.plan.label} | {baseline} | {shown} |")
+    return out
+
+
+def _position_lines(cells: Sequence[CellResult]) -> list[str]:
+    retrieving = [r for r in cells if "by_rank" in r.extra.get("attribution", {})]
+    if not retrieving:
+        return []
+    bins = [b for b in PRIOR_BINS if any(b in (r.extra["attribution"].get("prior") or {}).get("bins", {})
+                                         for r in retrieving)]
+    out = ["", POSITION_NOTE, "",
+           "| cell | first misleading at 1 | at 2 | at ≥ 3 | " + " | ".join(PRIOR_BIN_LABELS[b] for b in bins)
+           + " |",
+           "|---|---|---|---|" + "---|" * len(bins)]
+    for r in retrieving:
+        a = r.extra["attribution"]
+        ranks = [f"{_rate(r, BY_RANK + k)} ({v['misled']}/{v['n']})" for k, v in a["by_rank"].items()]
+        prior = (a.get("prior") or {}).get("bins", {})
+        shown = [f"{_rate(r, BY_PRIOR + b)} ({prior[b]['misled']}/{prior[b]['misleading']})" if b in prior
+                 else (NO_BASELINE if a.get("baseline") == NO_BASELINE else "n/a") for b in bins]
+        out.append(f"| {r.plan.label} | " + " | ".join(ranks + shown) + " |")
+    return out
+
+
+def error_type_table(task: str, cells: Sequence[CellResult]) -> list[str]:
+    """The error types of one task's cells: per type its count, the share of the cell's errors it explains
+    and the share of instances with one [95% CI]; each type is marked as the paper's (§2.8, Table 7) or
+    ours (`biorab.tasks.TaskType.error_type_origin`)."""
+    from biorab.tasks import get_task
+
+    origin = get_task(task).error_type_origin
+    names = list(dict.fromkeys(n for r in cells for n in r.extra["attribution"]["error_types"]))
+    paper = any(origin.get(n) == "paper" for n in names)
+    title = f"Error types of {task}" + (" (the paper's are §2.8, Table 7's)" if paper else " (ours)")
+    headers = [f"{n.replace('_', ' ')} ({origin.get(n, 'ours')})" for n in names]
+    out = ["", f"{title}, per cell: count, the share of the cell's errors it explains, and the share of "
+           "instances with one [95% CI].", "",
+           "| cell | errors | " + " | ".join(headers) + " |", "|---|---|" + "---|" * len(names)]
+    for r in cells:
+        counts = r.extra["attribution"]["error_types"]
+        total = sum(counts.values())
+        out.append(f"| {r.plan.label} | {total} | " + " | ".join(
+            f"{counts.get(n, 0)} ({_share(counts.get(n, 0), total)}): {_rate(r, ERROR_RATE + n)}"
+            for n in names) + " |")
+    return out
+
+
+def _share(count: int, total: int) -> str:
+    return "n/a" if not total else f"{count / total:.0%}"
 
 
 def _rate(result: CellResult, name: str) -> str:

@@ -12,9 +12,9 @@ def test_foreign_hit_values_are_not_copied() -> None:
     answer = "aspirin|effect|pain"
     hits = [Hit("d1", 1.0, 0, "a sentence", "y"), Hit("d2", 0.5, 1, "another", answer)]
     tags = [{"corrupted": False, "corrupted_label": None, "original_label": None}] * 2
-    flags = answer_flags("triple_extraction", answer, Prediction(label=answer, raw=answer, ok=True), hits, tags)
+    said = Prediction(label=answer, raw=answer, ok=True)
+    flags = answer_flags("triple_extraction", answer, said, hits, tags)
     assert flags.copied_evidence  # the second hit's triple is the answer: copied
     assert not flags.copied_corrupted and flags.clean_evidence
-    only_foreign = answer_flags("triple_extraction", answer, Prediction(label=answer, raw=answer, ok=True), hits[:1],
-                                tags[:1])
+    only_foreign = answer_flags("triple_extraction", answer, said, hits[:1], tags[:1])
     assert not only_foreign.copied_evidence  # 'y' is no triple: nothing to copy

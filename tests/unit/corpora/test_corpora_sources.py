@@ -11,7 +11,8 @@ from biorab.corpora import DIVERSE_POOL, TestbedSpec, build_corpus, source_datas
 from biorab.datasets import get_dataset
 from biorab.registry import CORPORA
 
-RATES = {"counterfactual": 0.5, "negative_awareness": 1.0}
+RATES = {"counterfactual": 0.5, "negative_awareness": 1.0, "counterfactual_near": 0.5,
+         "counterfactual_far": 0.5}
 
 
 @pytest.mark.parametrize("kind", sorted(CORPORA.names()))

@@ -78,6 +78,9 @@ def test_processor_config_from_the_vllm_backend_params(tmp_path: Path) -> None:
         ("{name: vllm, params: {model: m, batch_invariant: true}}", "", "backend.params.batch_invariant"),
         ("{name: vllm, params: {model: m}}", "sampling: {score_labels: true}\n", "sampling.score_labels"),
         ("{name: vllm, params: {model: m, engine_kwargs: {}}}", "", "backend.params.engine_kwargs"),
+        # the processor path renders, generates and parses outside the backend: no thinking split/budget
+        ("{name: vllm, params: {model: m, thinking: {split: true}}}", "", "backend.params.thinking"),
+        ("{name: vllm, params: {model: m, thinking: {token_budget: 64}}}", "", "backend.params.thinking"),
     ],
 )
 def test_unsupported_processor_configs_are_refused(
@@ -87,6 +90,18 @@ def test_unsupported_processor_configs_are_refused(
     with pytest.raises(ConfigError) as e:
         load_experiment(path, check_data=False)
     assert f"key '{key}'" in str(e.value) and str(path) in str(e.value)
+
+
+def test_the_processor_itself_refuses_thinking_settings(tmp_path: Path) -> None:
+    # a config that skipped `biorab validate` (loaded only) still cannot reach the engine with them
+    from biorab.config_loading import load_config
+    from biorab.experiment import ExperimentConfig
+
+    folder = model_dir(tmp_path)
+    path = write(tmp_path, f"{{name: vllm, params: {{model: {folder}, thinking: {{split: true}}}}}}")
+    with pytest.raises(ConfigError, match="does not apply backend.params.thinking") as e:
+        processor_engine_kwargs(load_config(ExperimentConfig, path))
+    assert e.value.key == "backend.params.thinking"
 
 
 def rendered_row(constraint: OutputConstraint | None, stop: tuple[str, ...] = ("\n\n",)) -> dict[str, Any]:

@@ -145,9 +145,19 @@ def test_a_cancelled_running_prompt_is_aborted_where_the_engine_can() -> None:
     aborted: list[str] = []
     gen.backend.abort = aborted.append  # type: ignore[attr-defined]
     gen._cancelled(Ticket("queued-one"), 2)
-    gen._cancelled(Ticket("running-one", started=True), 1)
-    assert aborted == ["running-one"]
+    running = Ticket("running-one", started=True)
+    gen._cancelled(running, 1)
+    assert aborted == [f"running-one#{running.call}"]  # the call's own key, not the client's bare id
     assert gen.drop_stats() == {"cancelled/queued": 2, "cancelled/running": 1}
+
+
+def test_equal_client_request_ids_get_distinct_engine_keys() -> None:
+    """Two calls with the same X-Request-ID (two clients, or one request's answer and probe) must not
+    share an engine owner: an abort of one would cancel the other (issue 40)."""
+    first, second = Ticket.of({"request_id": "same"}), Ticket.of({"request_id": "same"})
+    assert first.request_id == second.request_id == "same"
+    assert first.engine_key != second.engine_key
+    assert first.engine_key.startswith("same#") and second.engine_key.startswith("same#")
 
 
 def test_drain_totals_the_replicas_reports(tmp_path: Path) -> None:

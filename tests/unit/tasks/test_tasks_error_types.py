@@ -13,8 +13,8 @@ NONZERO = dict[str, int]
 def errors(predicted: str | None, gold: str) -> NONZERO:
     """The non-zero counts only (every type is always present)."""
     counts = TRIPLES.error_types(predicted, gold)
-    assert set(counts) == {"wrong_head", "wrong_relation", "wrong_tail", "over_long_span", "missing_triple",
-                           "extra_triple"}
+    assert set(counts) == {"echoed_scaffold", "redundant_span", "wrong_head", "wrong_relation", "wrong_tail",
+                           "error_generation", "missing_triple", "extra_triple"}
     return {name: n for name, n in counts.items() if n}
 
 
@@ -53,12 +53,20 @@ def test_closed_label_items_are_the_label(task: str) -> None:
 
 
 @pytest.mark.parametrize("task", ["link_prediction", "classification", "qa", "nli"])
-def test_closed_label_error_type_is_wrong_label(task: str) -> None:
+def test_closed_label_error_type_is_error_generation(task: str) -> None:
     kind = get_task(task)
-    assert kind.error_types("positive", "negative") == {"wrong_label": 1}
-    assert kind.error_types("negative", "negative") == {"wrong_label": 0}
-    assert kind.error_types(None, "negative") == {"wrong_label": 1}
-    assert kind.error_types("", "negative") == {"wrong_label": 1}
+    none, wrong = {"echoed_scaffold": 0, "error_generation": 0}, {"echoed_scaffold": 0, "error_generation": 1}
+    assert kind.error_types("positive", "negative") == wrong
+    assert kind.error_types("negative", "negative") == none
+    assert kind.error_types(None, "negative") == wrong
+    assert kind.error_types("", "negative") == wrong
+    # an echo is counted once, as an echo, right label or wrong
+    echo = {"echoed_scaffold": 1, "error_generation": 0}
+    assert kind.error_types("positive", "negative", raw="positive Response: the drug") == echo
+    assert kind.error_types("negative", "negative", raw="negative. aspirin causes rash.",
+                            echoes=["Aspirin causes rash."]) == echo
+    assert kind.error_types("negative", "negative", raw="negative. aspirin causes",
+                            echoes=["Aspirin causes rash."]) == none
 
 
 # ---- triple error types, one slot wrong
@@ -75,13 +83,17 @@ def test_exact_answers_have_no_error() -> None:
     [
         ("alkaline phosphatase|inhibits|adrenaline", "adrenaline|inhibits|adrenaline", "wrong_head"),
         ("levodopa|effect|nausea", "carbidopa|effect|nausea", "wrong_head"),
-        # the paper's "error generation" (Table 7): right entities, wrong relation
+        # made up (not the paper's): right entities, wrong relation
         ("tamoxifen|effect|high-dose", "tamoxifen|dosage|high-dose", "wrong_relation"),
         ("adrenaline|interacts with|alkaline phosphatase", "adrenaline|inhibits|alkaline phosphatase",
          "wrong_relation"),
         ("tamoxifen|effect|retinal changes", "tamoxifen|effect|macular edema", "wrong_tail"),
-        # a shorter (truncated) entity is a wrong entity, not an over-long one
+        # a shorter (truncated) entity with nothing redundant is a wrong entity, not a redundant one
         ("olanzapine|dosage|20-mg dail", "olanzapine|dosage|20-mg daily", "wrong_tail"),
+        # a cut-off start shorter than half the gold entity is not read as the gold entity
+        ("olanzapine|dosage|caused by a 20-m", "olanzapine|dosage|20-mg daily", "wrong_tail"),
+        # the cut-off start must begin a word
+        ("olanzapine|dosage|caused by a120-mg dail", "olanzapine|dosage|20-mg daily", "wrong_tail"),
         ("olanzapine|dosage|20-mg", "olanzapine|dosage|20-mg daily", "wrong_tail"),
     ],
 )
@@ -89,18 +101,12 @@ def test_one_wrong_slot(predicted: str, gold: str, expected: str) -> None:
     assert errors(predicted, gold) == {expected: 1}
 
 
-# ---- over-long spans
+# ---- redundant spans (the paper's §2.8.3 examples are pinned with Table 7's, below)
 
 
 @pytest.mark.parametrize(
     ("predicted", "gold"),
     [
-        # the paper's §2.8.3 example
-        ("nimodipine|effect|hypoxemia and hypotension induced by nimodipine.",
-         "nimodipine|effect|hypotension"),
-        ("metronidazole|effect|clinical, spectroscopic, and imaging abnormalities resolved with"
-         " discontinuation of metronidazole",
-         "metronidazole|effect|clinical, spectroscopic, and imaging abnormalities"),
         # the head too long, or both entities
         ("high-dose tamoxifen|effect|retinal changes", "tamoxifen|effect|retinal changes"),
         ("high-dose tamoxifen|effect|similar retinal changes", "tamoxifen|effect|retinal changes"),
@@ -108,14 +114,14 @@ def test_one_wrong_slot(predicted: str, gold: str, expected: str) -> None:
         ("Nimodipine|effect|Hypoxemia and   HYPOTENSION", "nimodipine|effect|hypotension"),
     ],
 )
-def test_over_long_span(predicted: str, gold: str) -> None:
-    assert errors(predicted, gold) == {"over_long_span": 1}
+def test_redundant_span(predicted: str, gold: str) -> None:
+    assert errors(predicted, gold) == {"redundant_span": 1}
 
 
-def test_over_long_span_needs_the_same_relation_and_no_other_wrong_entity() -> None:
-    # relation wrong as well: the entities match in one slot only, no pair
+def test_redundant_span_needs_the_same_relation_and_no_other_wrong_entity() -> None:
+    # relation wrong as well: one shared entity, the paper's "error generation"
     assert errors("nimodipine|dosage|hypoxemia and hypotension", "nimodipine|effect|hypotension") == {
-        "extra_triple": 1, "missing_triple": 1}
+        "error_generation": 1}
     # tail over-long but head wrong: no pair
     assert errors("aspirin|effect|hypoxemia and hypotension", "nimodipine|effect|hypotension") == {
         "extra_triple": 1, "missing_triple": 1}
@@ -125,7 +131,8 @@ def test_over_long_span_needs_the_same_relation_and_no_other_wrong_entity() -> N
 
 
 def test_unrelated_prediction_is_extra_and_the_gold_missing() -> None:
-    assert errors("tamoxifen|effect|retinal changes", "tamoxifen|dosage|high-dose") == {
+    # no entity in common (in either slot): nothing pairs
+    assert errors("tamoxifen|effect|retinal changes", "olanzapine|dosage|high-dose") == {
         "extra_triple": 1, "missing_triple": 1}
 
 
@@ -149,28 +156,28 @@ def test_found_gold_triple_takes_no_second_pair() -> None:
 def test_several_predictions_may_pair_with_one_gold_triple() -> None:
     assert errors("a|r|c\na|r|d", "a|r|b") == {"wrong_tail": 2}
     assert errors("x|r|b\na|s|b\na|r|b c", "a|r|b") == {"wrong_head": 1, "wrong_relation": 1,
-                                                         "over_long_span": 1}
+                                                         "redundant_span": 1}
 
 
 def test_mixed_instance() -> None:
     predicted = "\n".join([
         "olanzapine|dosage|20-mg daily",                    # correct
-        "olanzapine|effect|rls symptoms that were caused",  # over-long tail of the second gold triple
+        "olanzapine|effect|rls symptoms that were caused",  # redundant tail of the second gold triple
         "ropinirole|effect|rls symptoms",                   # wrong head of the second gold triple
-        "ropinirole|dosage|daily",                          # nothing
+        "ropinirole|dosage|daily",                          # shares no entity with a gold triple
     ])
     gold = "\n".join([
         "olanzapine|dosage|20-mg daily",
         "olanzapine|effect|rls symptoms",
         "haloperidol|effect|insomnia",                      # nothing predicted near it
     ])
-    assert errors(predicted, gold) == {"over_long_span": 1, "wrong_head": 1, "extra_triple": 1,
+    assert errors(predicted, gold) == {"redundant_span": 1, "wrong_head": 1, "extra_triple": 1,
                                        "missing_triple": 1}
 
 
 def test_a_prediction_pairing_several_ways_takes_the_first_type() -> None:
-    # a|r|b x contains a|r|b (over-long) and differs from a|s|b x in the relation only
-    assert errors("a|r|b x", "a|r|b\na|s|b x") == {"over_long_span": 1}
+    # a|r|b x contains a|r|b (redundant) and differs from a|s|b x in the relation only
+    assert errors("a|r|b x", "a|r|b\na|s|b x") == {"redundant_span": 1}
     # wrong relation of one gold triple and wrong head of another: the relation wins
     assert errors("a|r|b", "a|s|b\nc|r|b") == {"wrong_relation": 1}
     # wrong head of one and wrong tail of another: the head wins
@@ -178,9 +185,9 @@ def test_a_prediction_pairing_several_ways_takes_the_first_type() -> None:
 
 
 def test_gold_paired_through_a_type_not_taken_is_not_missing() -> None:
-    # the prediction is an over-long span of the first gold triple and a wrong tail of the second: it
-    # counts once (over-long), and neither gold triple is missing
-    assert errors("a|r|b c", "a|r|b\na|r|d") == {"over_long_span": 1}
+    # the prediction is a redundant span of the first gold triple and a wrong tail of the second: it
+    # counts once (redundant), and neither gold triple is missing
+    assert errors("a|r|b c", "a|r|b\na|r|d") == {"redundant_span": 1}
 
 
 def test_counts_partition_both_sides() -> None:
@@ -188,15 +195,16 @@ def test_counts_partition_both_sides() -> None:
     gold = "a|r|b\nx|s|y\nm|s|o\nk|k|k"
     counts = TRIPLES.error_types(predicted, gold)
     correct = len(TRIPLES.answer_items(predicted) & TRIPLES.answer_items(gold))
-    predicted_side = sum(counts[name] for name in ("wrong_head", "wrong_relation", "wrong_tail",
-                                                   "over_long_span", "extra_triple"))
+    predicted_side = sum(counts[name] for name in ("echoed_scaffold", "redundant_span", "wrong_head",
+                                                   "wrong_relation", "wrong_tail", "error_generation",
+                                                   "extra_triple"))
     assert correct + predicted_side == len(TRIPLES.answer_items(predicted))
     # a|r|b c is extra (a|r|b is found); x|r|y wrong relation; m|s|n wrong tail; q|q|q extra; k|k|k missing
     assert {name: n for name, n in counts.items() if n} == {"wrong_relation": 1, "wrong_tail": 1,
                                                             "extra_triple": 2, "missing_triple": 1}
 
 
-@pytest.mark.parametrize("name", ["task_types", "triple_errors", "triples"])
+@pytest.mark.parametrize("name", ["task_types", "triple_errors", "triples", "template_catalog"])
 def test_doctests(name: str) -> None:
     import doctest
     import importlib
@@ -204,3 +212,113 @@ def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(f"biorab.tasks.{name}"))
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# ---- the paper's own examples (Table 7 and §2.8), quoted verbatim from the paper, with the type the paper
+# gives each. Table 7 writes a triple as "{head, relation, tail}" or "(head, relation, tail)".
+
+
+def table7_triple(cell: str) -> str:
+    """A Table 7 triple cell as a ``head|relation|tail`` label."""
+    parts = cell.strip("{}()").split(", ")
+    assert len(parts) == 3, cell
+    return "|".join(parts)
+
+
+@pytest.mark.parametrize(
+    ("expected", "output", "paper_type"),
+    [
+        # Table 7, "Redundant information", ADE (the answer stops inside the gold tail)
+        ("{olanzapine, dosage, 20-mg daily}",
+         "{olanzapine, dosage, rls symptoms that were initially caused by a 20-mg dail}", "redundant_span"),
+        # Table 7, "Error generation", ADE
+        ("(tamoxifen, dosage, high-dose)", "(tamoxifen, effect, retinal changes.)", "error_generation"),
+        # Table 7, "Error generation", GIT
+        ("(adrenaline, inhibits, alkaline phosphatase)", "(alkaline phosphatase, interacts with, adrenaline)",
+         "error_generation"),
+    ],
+)
+def test_table7_triples(expected: str, output: str, paper_type: str) -> None:
+    assert errors(table7_triple(output), table7_triple(expected)) == {paper_type: 1}
+
+
+def test_table7_git_echo_of_the_retrieved_sentence() -> None:
+    # Table 7, "Redundant information", GIT: the table gives the entity only ("glycerol dehydratase"); the
+    # head and relation around it are ours, the same on both sides.
+    expected, output = "glycerol dehydratase", "adenosylcobalamin.. retrieved sentence: glycerol dehydratase"
+    assert errors(f"adocbl|interacts_with|{output}", f"adocbl|interacts_with|{expected}") == {
+        "echoed_scaffold": 1}
+
+
+def test_table7_bionli() -> None:
+    nli = get_task("nli")
+    labels = ("positive", "negative")  # Table 7's BioNLI labels
+    # "Redundant information": the label is right, the answer echoes the prompt's scaffold
+    answer = nli.parse_robust("negative retrieved sentence..", labels, None)
+    assert answer.label == "negative"
+    assert nli.error_types(answer.label, "negative", raw=answer.raw) == {"echoed_scaffold": 1,
+                                                                         "error_generation": 0}
+    # "Error generation"
+    assert nli.error_types("negative", "positive", raw="negative") == {"echoed_scaffold": 0,
+                                                                       "error_generation": 1}
+
+
+@pytest.mark.parametrize(
+    ("expected_tail", "output_tail"),
+    [
+        # §2.8.3 (ADE, Diversity-labeled corpus): "the expected tail entity is "hypotension", while RAL
+        # regarded the "hypoxemia and hypotension induced by nimodipine." as the entity"
+        ("hypotension", "hypoxemia and hypotension induced by nimodipine."),
+        # §2.8.3: the gold entity and "the entire sentence" taken as one entity
+        ("clinical, spectroscopic, and imaging abnormalities",
+         "clinical, spectroscopic, and imaging abnormalities resolved with discontinuation of metronidazole"),
+    ],
+)
+def test_section_2_8_3_redundancy(expected_tail: str, output_tail: str) -> None:
+    # the paper gives the entities only; head and relation (ours) are the same on both sides
+    assert errors(f"nimodipine|effect|{output_tail}", f"nimodipine|effect|{expected_tail}") == {
+        "redundant_span": 1}
+
+
+@pytest.mark.parametrize(
+    ("task", "gold", "generated"),
+    [
+        ("link_prediction", "Interactions", "Chemical-Gene"),  # §2.8.2, PharmKG (ethanol and GABRA1)
+        ("classification", "True", "False"),                   # §2.8.2, SemClass
+        ("qa", "A", "D"),                                      # §2.8.3, MedMCQA: "misjudgment"
+    ],
+)
+def test_section_2_8_misjudgments_are_error_generation(task: str, gold: str, generated: str) -> None:
+    assert get_task(task).error_types(generated, gold, raw=generated) == {"echoed_scaffold": 0,
+                                                                          "error_generation": 1}
+
+
+# ---- echoes
+
+
+def test_echo_of_a_scaffold_label_or_a_retrieved_sentence() -> None:
+    # the wrapper's and the templates' labels, and a whole retrieved sentence, in any element
+    assert errors("aspirin|effect|### Response: rash", "aspirin|effect|rash") == {"echoed_scaffold": 1}
+    assert errors("context: aspirin|effect|rash", "aspirin|effect|rash") == {"echoed_scaffold": 1}
+    sentence = "Aspirin  caused a rash in two patients."
+    counts = TRIPLES.error_types("aspirin|effect|aspirin caused a rash in two patients.",
+                                 "aspirin|effect|rash", echoes=[sentence])
+    assert {name: n for name, n in counts.items() if n} == {"echoed_scaffold": 1}
+    # part of a retrieved sentence is no echo: that is a redundant span
+    counts = TRIPLES.error_types("aspirin|effect|a rash in two", "aspirin|effect|rash", echoes=[sentence])
+    assert {name: n for name, n in counts.items() if n} == {"redundant_span": 1}
+
+
+def test_an_echo_with_no_gold_near_it_is_still_an_echo_and_the_gold_missing() -> None:
+    assert errors("x|r|retrieved sentence: y", "a|s|b") == {"echoed_scaffold": 1, "missing_triple": 1}
+
+
+def test_origins_and_paper_classes_cover_every_type() -> None:
+    from biorab.tasks.triple_errors import ERROR_TYPE_ORIGIN, PAPER_CLASS, TRIPLE_ERROR_TYPES
+
+    assert set(ERROR_TYPE_ORIGIN) == set(PAPER_CLASS) == set(TRIPLE_ERROR_TYPES)
+    assert {n for n, o in ERROR_TYPE_ORIGIN.items() if o == "paper"} == {
+        "echoed_scaffold", "redundant_span", "error_generation"}
+    for task, answer in (("triple_extraction", "a|r|b"), ("nli", "a"), ("multilabel_classification", "a")):
+        kind = get_task(task)
+        assert set(kind.error_type_origin) == set(kind.error_types(answer, answer))

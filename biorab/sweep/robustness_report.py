@@ -1,0 +1,231 @@
+"""The sweep report's "Robustness beyond the paper" section: one table and one plot per question
+(docs/retrieval.md § Evidence order).
+
+- **Evidence order**: per ordered cell, the share of answers that differ from the same cell in the
+  retrieved order (``order_flip_rate``, `biorab.attribution.order`), the cell's misled rate and, where the
+  attribution has them, its misled rate by the position of the first misleading hit (``misled_by_rank/*``);
+  the plot shows the flip rate by order, one group per (model, dataset).
+- **Plausibility of the counterfactual**: per (model, dataset, retriever, rate), the misled rate on the
+  counterfactual corpus with uniform lies, with near lies and with far lies (the same items corrupted:
+  `biorab.corpora.plausibility`), and near − far in points; the plot shows the three bars per group.
+- **Query framing**: per framed cell, the share of answers that differ from the same cell asked as written
+  (``framing_flip_rate``, `biorab.attribution.framing`), its headline metric beside the unframed cell's,
+  and for leading questions the share answering the suggested wrong label (and the unframed twin's share);
+  the plot shows the flip rate by framing.
+
+Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no "best").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biorab.attribution.framing import FRAMING_FLIP_RATE, FRAMING_FOLLOWED_RATE, FRAMING_FOLLOWED_RATE_TWIN
+from biorab.attribution.order import ORDER_FLIP_RATE
+from biorab.sweep.attribution_report import _one_row_each, _shown
+from biorab.sweep.collect import CellRecord
+from biorab.sweep.tables import Grid
+
+SECTION = "Robustness beyond the paper"
+ORDER_NOTE = ("order flip: answers that differ (as the task's answer items) from the same model on the same "
+              "hits in the retrieved order, paired by instance; misled: answers following a corrupted hit "
+              "among instances whose evidence holds one; by rank: the same, split by the position of the "
+              "first misleading hit (docs/retrieval.md § Evidence order, docs/metrics.md).")
+#: The section's plot files (their stems): the report shows them in the section, not with the others.
+ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate")
+FRAMING_NOTE = ("framing flip: answers that differ (as the task's answer items) from the same model on the "
+                "same instance asked as written, paired by instance; headline: the framed cell's and the "
+                "unframed cell's; followed: answers equal to the wrong label a leading question suggested "
+                "(twin: the unframed cell's answers equal to it) (docs/datasets.md § Query framing).")
+#: The counterfactual testbeds by the plausibility of their lies, in the table's column order.
+PLAUSIBILITY = (("random", "counterfactual"), ("near", "counterfactual_near"), ("far", "counterfactual_far"))
+PLAUSIBILITY_NOTE = ("misled: answers following a corrupted hit among instances whose evidence holds one, on "
+                     "corpora whose lies are uniform (the paper's), the most confusable (near) or the least "
+                     "confusable (far) wrong label, the same items corrupted at the same rate; near − far in "
+                     "percentage points (docs/retrieval.md § Plausibility of the counterfactual).")
+#: The attribution's misled rate by the position of the first misleading hit, where it reports one.
+BY_RANK = (("misled, first misleading at 1", "misled_by_rank/1"), ("at 2", "misled_by_rank/2"),
+           ("at ≥ 3", "misled_by_rank/3_or_more"))
+
+
+def _ordered(cells: list[CellRecord]) -> list[CellRecord]:
+    """The cells of settings some cell shows in another order: the ordered ones and their retrieved twins."""
+    ordered = [c for c in cells if ORDER_FLIP_RATE in c.metrics]
+    settings = {(c.model, c.dataset, c.retriever, c.testbed, c.rate, c.method) for c in ordered}
+    return [c for c in cells if (c.model, c.dataset, c.retriever, c.testbed, c.rate, c.method) in settings
+            and (c.order == "retrieved" or ORDER_FLIP_RATE in c.metrics)]
+
+
+def robustness_grids(cells: list[CellRecord]) -> list[Grid]:
+    """The section's tables (none when the sweep asked none of its questions)."""
+    grids = []
+    ordered = _ordered(cells)
+    if ordered:
+        ranks = [(col, m) for col, m in BY_RANK if any(m in c.metrics for c in ordered)]
+        grid = Grid(f"{SECTION}: evidence order, rate ×100 [95% CI]",
+                    ["order", "order flip", "headline", "misled", *(col for col, _ in ranks)],
+                    note=ORDER_NOTE)
+        for name, c in _one_row_each(ordered):
+            grid.rows.append((name, [(None, c.order), _shown(c, ORDER_FLIP_RATE), _shown(c, c.metric),
+                                     _shown(c, "misled_rate"), *(_shown(c, m) for _, m in ranks)]))
+        grids.append(grid)
+    plausible = plausibility_groups(cells)
+    if plausible:
+        grid = Grid(f"{SECTION}: plausibility of the counterfactual, misled rate ×100 [95% CI]",
+                    [*(name for name, _ in PLAUSIBILITY), "near − far"], note=PLAUSIBILITY_NOTE)
+        for label, by_kind in plausible.items():
+            near, far = (_rate(by_kind.get(k), "misled_rate") for k in ("counterfactual_near",
+                                                                          "counterfactual_far"))
+            diff = (None, "n/a") if near is None or far is None else (None, f"{(near - far) * 100:+.1f}")
+            grid.rows.append((label, [*(_shown(by_kind[k], "misled_rate") if k in by_kind else (None, "n/a")
+                                        for _, k in PLAUSIBILITY), diff]))
+        grids.append(grid)
+    framed = [c for c in cells if FRAMING_FLIP_RATE in c.metrics]
+    if framed:
+        unframed = {(c.model, c.dataset, c.retriever, c.corpus, c.method, c.order, c.seed): c for c in cells
+                    if c.framing == "none"}
+        grid = Grid(f"{SECTION}: query framing, rate ×100 [95% CI]",
+                    ["framing", "framing flip", "headline", "headline as written", "followed",
+                     "followed (twin)"], note=FRAMING_NOTE)
+        for name, c in _one_row_each(framed):
+            twin = unframed.get((c.model, c.dataset, c.retriever, c.corpus, c.method, c.order, c.seed))
+            grid.rows.append((name, [(None, c.framing), _shown(c, FRAMING_FLIP_RATE), _shown(c, c.metric),
+                                     _shown(twin, twin.metric) if twin is not None else (None, "n/a"),
+                                     _shown(c, FRAMING_FOLLOWED_RATE),
+                                     _shown(c, FRAMING_FOLLOWED_RATE_TWIN)]))
+        grids.append(grid)
+    return grids
+
+
+def _rate(cell: CellRecord | None, name: str) -> float | None:
+    v = cell.value(name) if cell is not None else None
+    return None if v is None or v.get("value") is None else float(v["value"] or 0.0)
+
+
+def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellRecord]]:
+    """Row label → testbed → cell, for the settings with a near or far cell (in the retrieved order)."""
+    kinds = {k for _, k in PLAUSIBILITY}
+    rated = [c for c in cells if c.testbed in kinds and c.rate is not None and c.order == "retrieved"
+             and c.framing == "none"]
+    wanted = {(c.model, c.dataset, c.retriever, c.rate, c.method) for c in rated
+              if c.testbed != "counterfactual"}
+    out: dict[str, dict[str, CellRecord]] = {}
+    for c in rated:
+        key = (c.model, c.dataset, c.retriever, c.rate, c.method)
+        if key in wanted:
+            method = f" / {c.method}" if c.method != "none" else ""
+            label = f"{c.model} / {c.retriever} / {c.dataset} / rate {(c.rate or 0.0) * 100:g}%{method}"
+            out.setdefault(label, {})[c.testbed] = c
+    return out
+
+
+def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
+    """The section's plots (matplotlib, as every report plot)."""
+    made = [order_plot(cells, out), plausibility_plot(cells, out), framing_plot(cells, out)]
+    return [p for p in made if p is not None]
+
+
+def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Order flip rate ×100 by order, error bars the 95% CIs, one group of bars per (model, dataset[,
+    retriever, corpus]); ``None`` without an ordered cell."""
+    ordered = [c for c in cells if (c.value(ORDER_FLIP_RATE) or {}).get("value") is not None]
+    if not ordered:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    groups: dict[str, list[CellRecord]] = {}
+    for c in ordered:
+        groups.setdefault(f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", []).append(c)
+    orders = list(dict.fromkeys(c.order for c in ordered))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) * len(orders) / 2), 4.5))
+    width = 0.8 / len(orders)
+    for j, order in enumerate(orders):
+        xs, ys, low, high = [], [], [], []
+        for i, group in enumerate(groups.values()):
+            found = [c for c in group if c.order == order]
+            if not found:
+                continue
+            v = found[0].metrics[ORDER_FLIP_RATE]
+            y = float(v["value"] or 0.0) * 100
+            xs.append(i + j * width)
+            ys.append(y)
+            lo, hi = v.get("ci_low"), v.get("ci_high")  # a bound the bootstrap could not give: no bar
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=order)
+    ax.set_xticks([i + width * (len(orders) - 1) / 2 for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("answers flipped vs retrieved order ×100 [95% CI]")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7)
+    return _save(fig, plt, out / "order_flip_rate.png")
+
+
+def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Misled rate ×100 on uniform, near and far lies, error bars the 95% CIs, one group of bars per
+    (model, retriever, dataset, rate); ``None`` without a near or far cell."""
+    groups = plausibility_groups(cells)
+    if not groups:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * 1.5), 4.5))
+    width = 0.8 / len(PLAUSIBILITY)
+    for j, (name, kind) in enumerate(PLAUSIBILITY):
+        xs, ys, low, high = [], [], [], []
+        for i, by_kind in enumerate(groups.values()):
+            v = by_kind[kind].value("misled_rate") if kind in by_kind else None
+            if v is None or v.get("value") is None:
+                continue
+            y = float(v["value"] or 0.0) * 100
+            lo, hi = v.get("ci_low"), v.get("ci_high")
+            xs.append(i + j * width)
+            ys.append(y)
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=name)
+    ax.set_xticks([i + width for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("misled rate ×100 [95% CI]")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7, title="lies")
+    return _save(fig, plt, out / "misled_by_plausibility.png")
+
+
+def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Framing flip rate ×100 by framing, error bars the 95% CIs, one group of bars per (model, retriever,
+    corpus, dataset); ``None`` without a framed cell."""
+    framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
+    if not framed:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    groups: dict[str, list[CellRecord]] = {}
+    for c in framed:
+        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", []).append(c)
+    framings = list(dict.fromkeys(c.framing for c in framed))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * len(framings) / 2), 4.5))
+    width = 0.8 / len(framings)
+    for j, framing in enumerate(framings):
+        xs, ys, low, high = [], [], [], []
+        for i, group in enumerate(groups.values()):
+            found = [c for c in group if c.framing == framing]
+            if not found:
+                continue
+            v = found[0].metrics[FRAMING_FLIP_RATE]
+            y = float(v["value"] or 0.0) * 100
+            lo, hi = v.get("ci_low"), v.get("ci_high")
+            xs.append(i + j * width)
+            ys.append(y)
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=framing)
+    ax.set_xticks([i + width * (len(framings) - 1) / 2 for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("answers flipped vs the query as written ×100 [95% CI]")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7)
+    return _save(fig, plt, out / "framing_flip_rate.png")
