@@ -11,6 +11,9 @@ import threading
 import time
 from collections.abc import Callable
 
+#: Seconds before a rate means anything (see `ProgressLines.line`).
+MIN_RATE_S = 1.0
+
 
 class ProgressLines:
     """``progress: 40/96 rows (42%), 3.1 rows/s, eta 18s``, driven like the runner's progress callback.
@@ -68,11 +71,15 @@ class ProgressLines:
         self._last_t, self._last_n = now, self.done
 
     def line(self, now: float) -> str:
-        """The line for the current count at time `now`."""
+        """The line for the current count at time `now`. Within `MIN_RATE_S` of the start no rate is
+        shown: units counted at once (a cell served from the cache) have no rate, and dividing by a few
+        microseconds printed "17,889,087.7 rows/s"."""
         elapsed = max(now - self.start, 1e-9)
         rate = self.done / elapsed
         if not self.total:
             return f"{self.label}: {self.done} {self.unit} after {round(elapsed)}s"
         pct = round(100 * self.done / self.total)
+        if elapsed < MIN_RATE_S and self.done:
+            return f"{self.label}: {self.done}/{self.total} {self.unit} ({pct}%) at once"
         eta = f", eta {round((self.total - self.done) / rate)}s" if rate > 0 else ""
         return f"{self.label}: {self.done}/{self.total} {self.unit} ({pct}%), {rate:.1f} {self.unit}/s{eta}"

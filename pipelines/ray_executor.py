@@ -19,8 +19,9 @@ imports none of it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from biorab.errors import BackendFatalError
 from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
@@ -30,6 +31,8 @@ from biorab.ral import finish_cached, known_miss
 from biorab.ral.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, segment_batch, write_batch
+
+E = TypeVar("E", bound=BaseException)
 
 
 def _actor_args(res: StageResources) -> dict[str, Any]:
@@ -166,20 +169,29 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
             ray.shutdown()
 
 
-#: how the worker's traceback text names a `BackendFatalError` ("biorab.errors.BackendFatalError: message")
-_FATAL_LINE = f"{BackendFatalError.__module__}.{BackendFatalError.__qualname__}: "
+#: how a worker's traceback text names a BioRAB error: ``biorab.errors.BackendFatalError: message``
+_ERROR_LINE = re.compile(r"^\s*biorab\.errors\.(\w+): (.+)$")
 
 
 def backend_fatal_cause(error: BaseException) -> BackendFatalError | None:
-    """The `BackendFatalError` an LLM actor raised, out of Ray's wrapping of it, or None if it was not one.
+    """The `BackendFatalError` an LLM actor raised, out of Ray's wrapping of it, or None if it was not one
+    (`wrapped_cause`)."""
+    return wrapped_cause(error, BackendFatalError)
+
+
+def wrapped_cause(error: BaseException, kind: type[E]) -> E | None:
+    """The `kind` error (a BioRAB error class) a Ray worker raised, out of Ray's wrapping of it, or None.
 
     Ray Data wraps a UDF's error in a ``UserCodeException`` (``raise … from e``) and Ray in a ``RayTaskError``
     whose ``cause`` is that ``UserCodeException``; its ``__cause__``, the original, does not survive the
     pickling to the driver (measured on Ray 2.60: ``cause.__cause__`` is None). What survives is the
-    worker's formatted traceback in the error's text, so the message is taken from its
-    ``biorab.errors.BackendFatalError: …`` line (the messages are one line, `openai_client._fatal_message`).
-    An original found in the chain (a plain Ray task or actor call keeps it as ``cause``) is used first."""
+    worker's formatted traceback in the error's text, so the error is rebuilt from its last
+    ``biorab.errors.<Name>: …`` line naming a subclass of `kind` (the messages are one line,
+    `openai_client._fatal_message`). An original found in the chain (a plain Ray task or actor call keeps it
+    as ``cause``) is used first."""
     from ray.exceptions import RayError
+
+    import biorab.errors as errors
 
     seen: set[int] = set()
     todo: list[BaseException] = [error]
@@ -188,18 +200,22 @@ def backend_fatal_cause(error: BaseException) -> BackendFatalError | None:
         if id(e) in seen:
             continue
         seen.add(id(e))
-        # a RayTaskError made `as_instanceof_cause` is a BackendFatalError too, but its text is Ray's
-        # traceback: the original is under it
-        if isinstance(e, BackendFatalError) and not isinstance(e, RayError):
+        # a RayTaskError made `as_instanceof_cause` is a `kind` too, but its text is Ray's traceback: the
+        # original is under it
+        if isinstance(e, kind) and not isinstance(e, RayError):
             return e
         todo += [c for c in (e.__cause__, e.__context__, getattr(e, "cause", None))
                  if isinstance(c, BaseException)]
     if not isinstance(error, RayError):
         return None
     for line in reversed(str(error).splitlines()):
-        line = line.strip()
-        if line.startswith(_FATAL_LINE):
-            return BackendFatalError(line[len(_FATAL_LINE):])
+        match = _ERROR_LINE.match(line)
+        found = getattr(errors, match.group(1), None) if match else None
+        if match and isinstance(found, type) and issubclass(found, kind):
+            try:
+                return found(match.group(2))
+            except TypeError:  # a class with another constructor: the kind itself, with the message
+                return kind(match.group(2))
     return None
 
 

@@ -31,7 +31,7 @@ def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
 
 
 def validate(
-    config: Annotated[Path, typer.Argument(help="experiment YAML")],
+    config: Annotated[Path, typer.Argument(help="experiment or sweep YAML")],
     skip_data: Annotated[bool, typer.Option("--skip-data/--check-data", metavar="",
         help="skip the data checks on disk")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="BioRAB data root (overrides the "
@@ -40,8 +40,16 @@ def validate(
         help="do not contact the tracking server")] = False,
 ) -> None:
     """Check an experiment config (keys, names, component params, splits, data files, a tracking server
-    answering within 3 s) and list its cells."""
+    answering within 3 s) and list its cells. A sweep file gets the checks `biorab sweep` makes before
+    launch (every model, adapter and encoder loads here, data files, templates, resources), all problems
+    listed at once."""
+    from biorab.config_loading import read_yaml
     from biorab.runner.checks.preflight import preflight
+    from biorab.sweep.config import is_run_config
+
+    if not is_run_config(read_yaml(config)):
+        _validate_sweep(config, check_data=not skip_data, data_dir=data_dir)
+        return
     from biorab.runner.checks.validate import load_experiment
     from biorab.runner.plan.experiment_source import experiment_sources
 
@@ -67,6 +75,24 @@ def validate(
         typer.echo(f"  {cell.cell_id}  (limit {cell.limit if cell.limit is not None else 'all'})")
     for name in unlisted:  # listing them needs their data (e.g. DrugMech query files: their types)
         typer.echo(f"and the {name} cells (not listed with --skip-data)")
+
+
+def _validate_sweep(path: Path, *, check_data: bool, data_dir: Path | None) -> None:
+    """A sweep's pre-launch checks (`biorab.runner.checks.launch`) on every run it expands into."""
+    from biorab.runner.checks.launch import launch_problems, raise_if_problems
+    from biorab.sweep import load_sweep
+    from biorab.sweep.expand import expand_runs
+    from biorab.sweep.run import launch_units
+
+    cfg = load_sweep(path)
+    if data_dir is not None:
+        cfg = cfg.model_copy(update={"data_dir": str(data_dir)})
+    runs = expand_runs(cfg, path=path)
+    raise_if_problems(launch_problems(launch_units(runs), path=path, check_data=check_data), path=path)
+    cells = sum(len(r.config.cells()) for r in runs)
+    typer.echo(f"ok: {path} defines {cells} cell(s) in {len(runs)} run(s); outputs go to {cfg.sweep_dir()}")
+    for run in runs:
+        typer.echo(f"  run {run.config.name} (model {run.model}): {len(run.config.cells())} cell(s)")
 
 
 def register(app: typer.Typer) -> None:

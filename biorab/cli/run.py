@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,6 +28,10 @@ def run(
     backend: Annotated[str | None, typer.Option("--backend", help="replace the config's backend by this one "
                                                 "with default params (e.g. fake: the plumbing, no model)")]
     = None,
+    rehearse: Annotated[bool, typer.Option("--rehearse", help="on this machine: the model -> the fake "
+                                           "engine, GPUs -> local CPUs, tracking -> a local store, encoders "
+                                           "that cannot load -> MiniLM (each printed); own outputs, caches")]
+    = False,
 ) -> None:
     """Run every (dataset × retrieval setting) cell of CONFIG, score it with CIs and track it in MLflow.
 
@@ -34,22 +40,37 @@ def run(
     """
     from rich.console import Console
 
+    from biorab.cli.stop_signals import Stopped, exit_stopped, install_stop_handlers
     from biorab.runner import run_experiment
     from biorab.runner.checks.preflight import preflight
     from biorab.runner.plan.experiment_source import experiment_sources
 
+    install_stop_handlers()  # SIGTERM and Ctrl-C: one line, exit 143 / 130, MLflow runs closed
     started = time.perf_counter()
     err = Console(stderr=True)
+    if rehearse:
+        from biorab.cli.sweep import use_rehearsal_cache
+
+        use_rehearsal_cache()
     cfg = _load(config, data_dir=data_dir, fetch=not no_fetch, backend=backend, err=err).with_limit(limit)
-    if output_dir is not None:
+    if rehearse:
+        from biorab.sweep.rehearsal import rehearse_run
+
+        cfg, subs = rehearse_run(cfg, output_dir=output_dir)
+        for sub in subs:
+            typer.echo(sub.line(), err=True)  # one line each, never wrapped
+    elif output_dir is not None:
         cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     preflight(cfg, path=config)  # what the run would refuse, refused before anything is written
     from biorab.runner.checks.validate import config_warnings
 
     for note in config_warnings(cfg):
         err.print(f"[yellow]warning:[/yellow] {note}")
-    with _progress(err) if err.is_terminal else _ProgressLines() as bar:
-        result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)
+    try:
+        with _ray_for(cfg, no_ray), _progress(err) if err.is_terminal else _ProgressLines() as bar:
+            result = run_experiment(cfg, executor=_executor(no_ray), resume=resume, progress=bar)
+    except Stopped as stop:
+        raise exit_stopped(stop) from None
     if result.total_pending == 0:
         err.print("nothing to compute: every instance is already on disk (use --fresh to start over)")
     stats = result.stats
@@ -156,6 +177,27 @@ class _ProgressLines:
 
     def __call__(self, advance: int, total: int) -> None:
         self.lines(advance, total)
+
+
+@contextlib.contextmanager
+def _ray_for(cfg: Any, no_ray: bool) -> Iterator[None]:
+    """Ray started (or joined) here rather than inside the executor, so that the stop handlers are
+    installed again after `ray.init` replaced SIGTERM's (exit 15 and a native stack dump)."""
+    if no_ray:
+        yield
+        return
+    import ray
+
+    from biorab.cli.stop_signals import install_stop_handlers
+    from pipelines.ray_setup import init_ray
+
+    started = init_ray(cfg.resources)
+    install_stop_handlers()
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def _executor(no_ray: bool) -> Any:

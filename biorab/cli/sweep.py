@@ -89,6 +89,8 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
               f"({p.estimated_prompts:,} with estimated prompts); GPU-hours ({p.gpu}): {p.gpu_hours:.2f}"
               + ("" if p.cost_usd is None else f"; API cost {total} ${p.cost_usd:,.2f} (the config's prices"
                  + ("" if total == "≤" else "; per model: bound ≤, estimate ~, assumption ?") + ")"))
+    out.print(f"retrieval indexes: {p.indexes} (corpus x retriever), each built once for the whole sweep "
+              "and reused by every later run (their build time is not in the GPU-hours)")
     out.print("~ prompt tokens estimated from length (no tokenizer here). Decode tokens per answer: "
               + "; ".join(_DECODE_TEXT[b] for b in dict.fromkeys(m.decode_basis for m in p.models)))
     for err in p.errors:
@@ -110,24 +112,85 @@ def sweep(
     no_ray: Annotated[bool, typer.Option("--no-ray/--ray", metavar="",
         help="run the same stages in-process")] = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N rows of each dataset")] = None,
-    output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir")] = None,
+    output_dir: Annotated[Path | None, typer.Option("--output-dir", help="override output_dir (with "
+                                                    "--rehearse: the rehearsal's root, default "
+                                                    "runs/rehearsal)")] = None,
+    rehearse: Annotated[bool, typer.Option("--rehearse", help="every cell on this machine: models -> the "
+                                           "fake engine, GPUs -> local CPUs, tracking -> a local store, "
+                                           "encoders that cannot load -> MiniLM (each printed)")] = False,
 ) -> None:
     """Run every cell of SWEEP in one Ray job, model by model; resumable like `biorab run`. Shows rows
-    done, rate and ETA per model and per cell, and ends with the sweep's table."""
+    done, rate and ETA per model and per cell, and ends with the sweep's table. Every problem of the grid
+    (models, adapters, encoders, data files, templates, resources) is listed before anything starts (exit
+    2). SIGTERM and Ctrl-C stop it with one line (exit 143 / 130), every MLflow run closed; rerun to
+    resume."""
+    from biorab.cli.stop_signals import Stopped, exit_stopped, install_stop_handlers
+    from biorab.sweep import load_sweep
+    from biorab.sweep.run import prepare_sweep
+
+    install_stop_handlers()
+    cfg = load_sweep(sweep)
+    subs: list[Any] = []
+    if rehearse:
+        from biorab.sweep.rehearsal import rehearse as rehearsed
+
+        use_rehearsal_cache()
+        real = cfg
+        cfg, subs = rehearsed(cfg, output_dir=output_dir)
+        for sub in subs:
+            typer.echo(sub.line(), err=True)
+    elif output_dir is not None:
+        cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
+    runs = prepare_sweep(cfg, path=sweep, limit=limit)  # every problem, before Ray or any actor starts
+    if rehearse:
+        from biorab.sweep.rehearsal import write_rehearsal_file
+
+        cfg.sweep_dir().mkdir(parents=True, exist_ok=True)
+        write_rehearsal_file(cfg.sweep_dir(), subs, None)
+    try:
+        result = _run(cfg, sweep, runs, no_ray=no_ray, resume=resume, limit=limit)
+    except Stopped as stop:
+        raise exit_stopped(stop) from None
+    if rehearse:
+        _finish_rehearsal(real, sweep, cfg, result, subs)
+    if result.tracking_error:
+        from biorab.errors import TrackingError
+
+        raise TrackingError(result.tracking_error)
+
+
+def use_rehearsal_cache() -> None:
+    """Point this process at the rehearsal's cache namespace, before anything reads a cache and before a
+    local Ray starts (its workers inherit the environment): nothing a rehearsal writes is read back by a
+    real run."""
+    import os
+
+    from biorab.sweep.rehearsal import rehearsal_cache_dir
+
+    os.environ["BIORAB_CACHE_DIR"] = str(rehearsal_cache_dir())
+
+
+def _run(cfg: Any, path: Path, runs: list[Any], *, no_ray: bool, resume: bool, limit: int | None) -> Any:
+    """The sweep itself, its summary lines and table; a BioRAB error raised in a Ray worker comes out as
+    itself (one line, exit 2)."""
     from rich.console import Console
 
+    from biorab.cli.ray_errors import biorab_cause
     from biorab.cli.sweep_progress import SweepBars, SweepLines
-    from biorab.sweep import load_sweep
     from biorab.sweep.run import run_sweep
 
-    cfg = load_sweep(sweep)
-    if output_dir is not None:
-        cfg = cfg.model_copy(update={"output_dir": str(output_dir)})
     start = time.monotonic()
     err = Console(stderr=True)
-    with _one_ray(cfg, no_ray) as executor_for, SweepBars(err) if err.is_terminal else SweepLines() as shown:
-        result = run_sweep(cfg, path=sweep, resume=resume, executor_for=executor_for, limit=limit,
-                           echo=lambda m: typer.echo(m, err=True), progress=shown)
+    try:
+        shown_as = SweepBars(err) if err.is_terminal else SweepLines()
+        with _one_ray(cfg, no_ray) as executor_for, shown_as as shown:
+            result = run_sweep(cfg, path=path, resume=resume, executor_for=executor_for, limit=limit,
+                               echo=lambda m: typer.echo(m, err=True), progress=shown, runs=runs)
+    except Exception as e:
+        cause = biorab_cause(e)
+        if cause is None:
+            raise
+        raise cause from None
     typer.echo(f"sweep {cfg.name}: {result.cells} cells in {len(result.runs)} runs, generated "
                f"{result.generated}, from cache {result.cache_hits}, failed {result.failures}, "
                f"{time.monotonic() - start:.1f} s")
@@ -139,11 +202,27 @@ def sweep(
         key = parent_key("sweep", cfg.name, result.sweep_dir)
         for line in browse_lines(result.tracking_uri, cfg.tracking.experiment or cfg.name, key):
             typer.echo(line)
-    _print_table(cfg, sweep)
-    if result.tracking_error:
-        from biorab.errors import TrackingError
+    _print_table(cfg, path)
+    return result
 
-        raise TrackingError(result.tracking_error)
+
+def _finish_rehearsal(real: Any, path: Path, cfg: Any, result: Any, subs: list[Any]) -> None:
+    """What the real sweep would need (the planner on the real config), printed and kept in
+    ``rehearsal.json``; each run's summary.json marked as a rehearsal."""
+    from biorab.sweep.rehearsal import mark_summaries, real_sweep_needs, write_rehearsal_file
+
+    mark_summaries([r.run_dir for r in result.runs], subs)
+    needs = real_sweep_needs(real, path=path, rehearsal_dir=result.sweep_dir)
+    file = write_rehearsal_file(result.sweep_dir, subs, needs)
+    tokens = "measured with each model's tokenizer" if needs["tokens_exact"] else "estimated from length"
+    typer.echo(f"the real sweep would need: {needs['cells']} cells, {needs['rows']:,} rows, "
+               f"{needs['prompt_tokens']:,} prompt tokens ({tokens}), about {needs['disk_bytes'] / 1e9:.2f} "
+               f"GB of outputs (this rehearsal's, scaled to every row), {needs['gpu_hours']:.2f} GPU-hours "
+               f"({needs['gpu']}, the planner's); details: {file}")
+    for sub in subs:
+        typer.echo(sub.line())
+    typer.echo(f"report: biorab report {result.sweep_dir / 'sweep.yaml'}; explorer: biorab explore "
+               f"{result.sweep_dir}")
 
 
 def _print_table(cfg: Any, path: Path) -> None:
@@ -167,13 +246,19 @@ def _one_ray(cfg: Any, no_ray: bool) -> Iterator[Any]:
         return
     import ray
 
+    from biorab.cli.stop_signals import install_stop_handlers
+    from biorab.runner.checks.launch import cluster_capacity, raise_if_problems, resource_problems
     from biorab.sweep.expand import expand_runs
     from pipelines.ray_executor import RayExecutor
     from pipelines.ray_setup import init_ray
 
     runs = expand_runs(cfg)
     started = init_ray(runs[0].config.resources) if runs else False
+    install_stop_handlers()  # again: ray.init installs its own (a stack dump and exit 15 on SIGTERM)
     try:
+        if ray.is_initialized():  # the cluster joined (or started): the pools must fit it, before any actor
+            raise_if_problems(resource_problems([r.config.resources for r in runs], cluster_capacity()),
+                              path=None)
         yield lambda _model: RayExecutor()
     finally:
         if started:

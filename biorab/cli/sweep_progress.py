@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from biorab.progress_lines import ProgressLines
+from biorab.progress_lines import MIN_RATE_S, ProgressLines
 
 HEARTBEAT_S = 10.0
 
@@ -123,7 +123,8 @@ class SweepBars:
         start, done = self._started[task]
         done += n
         self._started[task] = (start, done)
-        rate = f"{done / max(time.monotonic() - start, 1e-9):.2f}/s"
+        elapsed = time.monotonic() - start
+        rate = f"{done / elapsed:.2f}/s" if elapsed >= MIN_RATE_S else "at once"  # no µs-rates (cache hits)
         if total is None:
             self.bar.update(task, advance=n, rate=rate)
         else:

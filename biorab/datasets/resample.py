@@ -40,7 +40,8 @@ def resample(
         ratio: (p, n), e.g. (1, 5).
         seed: seeds the draw.
         positive: the positive label.
-        limit: at most this many instances (the ratio is kept exactly, so possibly fewer).
+        limit: at most this many instances (the ratio is kept exactly, so possibly fewer), but at least
+            one block of p + n: a limit below it (``--limit 2`` of a 1:5 slice) draws one block.
     """
     labels = LABELS.get(examples[0].dataset) if examples else None
     if labels is not None and positive not in labels:
@@ -49,11 +50,11 @@ def resample(
     pos = [i for i, ex in enumerate(examples) if ex.label == positive]
     neg = [i for i, ex in enumerate(examples) if ex.label != positive]
     blocks = min(len(pos) // p, len(neg) // n)
-    if limit is not None:
-        blocks = min(blocks, limit // (p + n))
     if blocks == 0:
-        raise ConfigError(f"cannot draw {p}:{n} from {len(pos)} positives and {len(neg)} negatives"
-                          + (f" within limit {limit}" if limit else ""), key="resample.ratio")
+        raise ConfigError(f"cannot draw {p}:{n} from {len(pos)} positives and {len(neg)} negatives",
+                          key="resample.ratio")
+    if limit is not None:  # at least one block: a smoke run's --limit 2 still draws the ratio (1:5 -> 6)
+        blocks = min(blocks, max(1, limit // (p + n)))
     rng = random.Random(seed)
     chosen = set(rng.sample(pos, blocks * p)) | set(rng.sample(neg, blocks * n))
     return [examples[i] for i in sorted(chosen)]

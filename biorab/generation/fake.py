@@ -5,6 +5,9 @@ It never loads a model. Its answer is one of:
 - ``fixed``: always `answer`;
 - ``choice``: one of the prompt's `constraint.choices`, picked by a seeded hash of the prompt text (falls
   back to `answer` when the prompt has no choices);
+- ``constraint``: as ``choice``, and for a prompt whose constraint is a regex (triples, label lists) a
+  string drawn from that regex (`biorab.generation.regex_sample`, seeded by the prompt text), so every
+  task's parser and metrics see a well-formed answer (what `--rehearse` runs);
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
 - ``copy_last``: as ``copy_top`` (below), the label of the *last* retrieved example written in the prompt
@@ -39,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import random
 import re
 import time
 from collections.abc import Sequence
@@ -68,8 +72,8 @@ class FakeBackend:
     capabilities = Capabilities()  # no model: nothing to load, prepare or share
 
     class Params(BaseParams):
-        mode: Literal["fixed", "choice", "map", "copy_top", "copy_when_unsure", "copy_last", "copy_plausible",
-                      "sycophant"] = "fixed"
+        mode: Literal["fixed", "choice", "constraint", "map", "copy_top", "copy_when_unsure", "copy_last",
+                      "copy_plausible", "sycophant"] = "fixed"
         answer: str = ""
         answers: dict[str, str] = Field(default_factory=dict)
         plausible: dict[str, list[str]] = Field(default_factory=dict)
@@ -175,8 +179,13 @@ class FakeBackend:
             return robust
         if mode == "map":
             return self.params.answers.get(prompt.example_id, self.params.answer)
-        if mode == "choice" and weights:
+        if mode in ("choice", "constraint") and weights:
             return max(weights, key=lambda c: (weights[c], c))
+        if mode == "constraint" and prompt.constraint is not None and prompt.constraint.regex:
+            from biorab.generation.regex_sample import sample_regex
+
+            seed = int(_unit_hash(self.params.seed, prompt.text) * 2**32)
+            return sample_regex(prompt.constraint.regex, random.Random(seed))
         if mode in ("copy_top", "copy_when_unsure"):
             prior = self.params.answers.get(prompt.example_id, self.params.answer)
             if mode == "copy_when_unsure" and self._margin(prompt) >= self.params.unsure_below:

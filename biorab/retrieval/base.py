@@ -30,7 +30,7 @@ from biorab.retrieval.ranking import select, to_hits
 INDEX_FORMAT = 1
 # Params that change neither the index nor the hits (left out of every fingerprint).
 EXECUTION_ONLY: frozenset[str] = frozenset(
-    {"persist", "batch_size", "device", "n_threads", "cache_embeddings"}
+    {"persist", "batch_size", "device", "n_threads", "cache_embeddings", "stand_in_for"}
 )
 # Params that change the hits but not the index (left out of the index fingerprint).
 SEARCH_ONLY: frozenset[str] = frozenset({"keep_ties", "dedupe", "ef_search", "depth", "rrf_k"})

@@ -122,6 +122,8 @@ class SweepPlan:
     gpu_hours: float = 0.0
     cost_usd: float | None = None
     gpu: str = ""
+    #: Retrieval indexes (corpus x retriever) the runs read, built once per sweep (`biorab.sweep.indexes`).
+    indexes: int = 0
     models: list[ModelPlan] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -196,6 +198,9 @@ def _plan_runs(plan: SweepPlan, runs: list[SweepRun], profile_of: Callable[[str]
     finally:
         planner.close()
     _totals(plan, runs, hit_keys, new_hits)
+    from biorab.sweep.indexes import index_jobs
+
+    plan.indexes = len(index_jobs([r.config for r in runs]))
     plan.seconds = round(time.perf_counter() - start, 3)
     return plan
 

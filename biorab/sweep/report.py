@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
 
 from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
@@ -29,14 +30,15 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     cells, missing = collect(sweep, path=path)
     out = sweep.sweep_dir() / "report"
     out.mkdir(parents=True, exist_ok=True)
-    sig = versus_baselines(cells, n_boot=sweep.n_boot, seed=0) if cells else {}
+    apart: list[str] = []  # cells that share no instance with their baseline: named, not tested
+    sig = versus_baselines(cells, n_boot=sweep.n_boot, seed=0, not_comparable=apart) if cells else {}
     plots = _plots(cells, out)
     md = out / "report.md"
     usage = usage_markdown(usage_by_model(sweep, path=path))
     chain = chain_depth_markdown(sweep, path=path)
-    md.write_text(_markdown(sweep, cells, sig, missing, plots) + usage + chain, encoding="utf-8")
+    md.write_text(_markdown(sweep, cells, sig, missing, plots, apart) + usage + chain, encoding="utf-8")
     page = out / "report.html"
-    page.write_text(_html(sweep, cells, sig, missing, plots), encoding="utf-8")
+    page.write_text(_html(sweep, cells, sig, missing, plots, apart), encoding="utf-8")
     files = [md, page, *plots]
     if track and sweep.tracking.enabled:
         _log_on_parent(sweep, files)
@@ -98,8 +100,11 @@ def legend(cells: list[CellRecord]) -> str:
     return LEGEND
 
 
+NOT_COMPARABLE = "Not comparable with the same LLM without retrieval (no paired test)"
+
+
 def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
-              missing: list[str], plots: list[Path]) -> str:
+              missing: list[str], plots: list[Path], apart: Sequence[str] = ()) -> str:
     parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", legend(cells) + "\n"]
     parts.append(f"Every instance, every cell side by side: [explorer](../explorer/index.html) (written by "
                  f"`biorab explore {sweep.sweep_dir()}`)\n")
@@ -112,12 +117,14 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
         parts += [f"![{p.stem}]({p.name})" for p in plots if p.stem in ROBUSTNESS_PLOTS]
     grids = build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)
     parts += [to_markdown(g) for g in grids]
+    if apart:
+        parts.append(f"## {NOT_COMPARABLE}\n\n" + "\n".join(f"- {line}" for line in apart) + "\n")
     parts += [f"![{p.stem}]({p.name})" for p in plots if p.stem not in ROBUSTNESS_PLOTS]
     return "\n".join(parts) + "\n"
 
 
 def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
-          missing: list[str], plots: list[Path]) -> str:
+          missing: list[str], plots: list[Path], apart: Sequence[str] = ()) -> str:
     body = [f"<h1>Sweep {html.escape(sweep.name)}: {len(cells)} cells</h1>",
             f"<p>{html.escape(legend(cells).replace('**', '').replace('`', ''))}</p>"]
     body.append(f"<p>Every instance, every cell side by side: <a href='../explorer/index.html'>explorer</a> "
@@ -131,6 +138,9 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
         body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots
                  if p.stem in ROBUSTNESS_PLOTS]
     body += [to_html(g) for g in build_tables(cells, sig) + attribution_grids(cells) + claim_grids(cells)]
+    if apart:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in apart)
+        body.append(f"<h2>{html.escape(NOT_COMPARABLE)}</h2><ul>{items}</ul>")
     body += [f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>" for p in plots
              if p.stem not in ROBUSTNESS_PLOTS]
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(sweep.name)}</title>"

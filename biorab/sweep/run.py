@@ -58,13 +58,21 @@ class SweepResult:
 
 
 def prepare_sweep(sweep: SweepConfig, *, path: str | Path | None, limit: int | None) -> list[SweepRun]:
-    """The sweep's runs, each checked like `biorab validate` (names, params, splits) before any work."""
-    from biorab.runner.checks.validate import check_experiment
+    """The sweep's runs, every problem of every run listed at once before any work
+    (`biorab.runner.checks.launch`: models, adapters, encoders, data files, templates, resources and each
+    check of `biorab validate`)."""
+    from biorab.runner.checks.launch import launch_problems, raise_if_problems
 
     runs = [SweepRun(r.model, r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
-    for run in runs:
-        check_experiment(run.config, path=path)
+    raise_if_problems(launch_problems(launch_units(runs), path=path), path=path)
     return runs
+
+
+def launch_units(runs: list[SweepRun]) -> list[Any]:
+    """The runs as `biorab.runner.checks.launch.LaunchUnit`s, named by their model profile."""
+    from biorab.runner.checks.launch import LaunchUnit
+
+    return [LaunchUnit(f"models.{r.model}", r.config, r.config.name) for r in runs]
 
 
 def run_sweep(
@@ -77,6 +85,7 @@ def run_sweep(
     echo: Callable[[str], None] | None = None,
     backends: dict[str, Any] | None = None,
     progress: SweepProgress | None = None,
+    runs: list[SweepRun] | None = None,
 ) -> SweepResult:
     """Run every cell of `sweep`.
 
@@ -85,15 +94,18 @@ def run_sweep(
             `pipelines.ray_executor.RayExecutor` and starts one Ray for the whole sweep; default: in-process).
         backends: model profile → an already built backend, for in-process tests.
         progress: shown per model and per cell as rows are written (``None``: nothing).
+        runs: the runs `prepare_sweep` already checked (the CLI checks before it starts Ray).
     """
     say = echo or (lambda _m: None)
-    runs = prepare_sweep(sweep, path=path, limit=limit)
+    if runs is None:
+        runs = prepare_sweep(sweep, path=path, limit=limit)
     out = SweepResult(sweep.sweep_dir())
     out.sweep_dir.mkdir(parents=True, exist_ok=True)
     (out.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(sweep.model_dump(mode="json"), sort_keys=False))
     tracking = _start_tracking(sweep, out.sweep_dir) if sweep.tracking.enabled else None
     key = _parent_key(sweep, out.sweep_dir)
     try:
+        _build_indexes(runs, say)
         for run in runs:
             say(f"model {run.model}: run {run.config.name}, {len(run.config.cells())} cells")
             executor = _executor(run.model, executor_for, backends)
@@ -107,13 +119,27 @@ def run_sweep(
         from biorab.sweep.twins import attribute_across_runs
 
         attribute_across_runs(list(zip(runs, out.runs, strict=True)))
-    except BaseException:
-        if tracking is not None:
-            tracking.fail()
+        if tracking is not None:  # the report too: a failure there must not leave the parent RUNNING
+            _finish_tracking(sweep, tracking, out)
+    except BaseException as e:
+        if tracking is not None:  # every run closed: KILLED on a stop (SIGTERM, Ctrl-C), else FAILED
+            tracking.fail("KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED")
         raise
-    if tracking is not None:
-        _finish_tracking(sweep, tracking, out)
     return out
+
+
+def _build_indexes(runs: list[SweepRun], say: Callable[[str], None]) -> None:
+    """Every index of the sweep, once per corpus and retriever, before the first run (`biorab.sweep.indexes`):
+    its own progress instead of minutes of "0 rows" in the first retrieval batch."""
+    from biorab.sweep.indexes import build_indexes, index_jobs
+
+    jobs = index_jobs([r.config for r in runs])
+    if not jobs:
+        return
+    say(f"retrieval indexes: {len(jobs)} (corpus x retriever), built once for the whole sweep")
+    stats = build_indexes(jobs, echo=say)
+    say(f"retrieval indexes: {stats.built} built, {stats.loaded} loaded (built before), "
+        f"{stats.seconds:.1f} s")
 
 
 def _executor(model: str, executor_for: Callable[[str], Any] | None,

@@ -116,6 +116,6 @@ class LiveTracking:
             raise TrackingError(self.error)
         return uri[0]
 
-    def fail(self) -> None:
+    def fail(self, status: str = "FAILED") -> None:
         if self.session is not None:
-            self.session.fail()
+            self.session.fail(status)

@@ -205,16 +205,17 @@ class TrackingSession:
             self.client.set_terminated(self.parent_id, status)
         return self.uri
 
-    def fail(self) -> None:
-        """End every open run as FAILED (an exception in the work itself); never raises."""
+    def fail(self, status: str = "FAILED") -> None:
+        """End every open run as `status` (FAILED: an exception in the work itself; KILLED: a stop);
+        never raises."""
         with contextlib.suppress(Exception):
             for entry in self.cells.values():
                 if not entry.run_id:  # never started: no child to end
                     continue
                 run = self.client.get_run(entry.run_id)
                 if run.info.status == "RUNNING":
-                    self.client.set_terminated(entry.run_id, "FAILED")
-            self.client.set_terminated(self.parent_id, "FAILED")
+                    self.client.set_terminated(entry.run_id, status)
+            self.client.set_terminated(self.parent_id, status)
 
 
 def replace_table(client: Any, run_id: str, artifact_file: str, columns: dict[str, list[Any]]) -> None:

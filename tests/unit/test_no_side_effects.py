@@ -14,6 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = re.compile(r"os\.environ\[[^\]]+\]\s*=|environ\.setdefault|environ\.update|os\.putenv|"
                        r"(?<![\w.])random\.seed\(|np\.random\.seed\(|torch\.manual_seed\(")
 ALLOWED = {
+    # The edge: `biorab sweep --rehearse` moves its process (and the local Ray it starts) to the
+    # rehearsal's own cache namespace before anything reads a cache.
+    ("biorab/cli/sweep.py", 'os.environ["BIORAB_CACHE_DIR"] = str(rehearsal_cache_dir())'),
     # The edge: the defaults the CLI's `main` (and the bench scripts) apply before any command runs; never
     # called on import.
     ("biorab/cli/process_env.py", "os.environ.setdefault(key, value)"),

@@ -40,3 +40,12 @@ def test_heartbeat_before_any_total_and_no_final_line_for_nothing() -> None:
     p.tick()  # t=12: alive, nothing known yet
     p.finish()  # nothing was counted: no final line
     assert out == ["progress: 0 rows after 12s"]
+
+
+def test_no_rate_within_a_second_of_the_start() -> None:
+    # 4 rows counted 2 µs after the start (a cell served from the cache) have no rate: the old line was
+    # "4/4 rows (100%), 2000000.0 rows/s, eta 0s"; one second later the rate is 4 rows / 1 s
+    p, out = make([0.0, 2e-6, 1.0])
+    p(4, 4)
+    assert out == ["progress: 4/4 rows (100%) at once"]
+    assert p.line(1.0) == "progress: 4/4 rows (100%), 4.0 rows/s, eta 0s"

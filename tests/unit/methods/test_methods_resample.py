@@ -32,8 +32,10 @@ def test_resample_keeps_the_ratio_exactly(data_dir: Path) -> None:
     assert Counter(e.label for e in small) == {"1": 4, "0": 20}
     assert small == resample(test, (1, 5), seed=0, positive="1", limit=24)  # seeded
     assert small != resample(test, (1, 5), seed=1, positive="1", limit=24)
-    with pytest.raises(ConfigError, match="cannot draw"):
-        resample(test, (1, 5), seed=0, positive="1", limit=5)
+    # a limit below one block (1 + 5) draws one block: `--limit 2` of the whole grid still runs this cell
+    assert Counter(e.label for e in resample(test, (1, 5), seed=0, positive="1", limit=2)) == {"1": 1, "0": 5}
+    with pytest.raises(ConfigError, match="cannot draw"):  # a split with no negative has no block
+        resample([e for e in test if e.label == "1"], (1, 5), seed=0, positive="1", limit=5)
     assert positive_label("semclass") == "y"
     with pytest.raises(ConfigError, match="binary classification"):
         positive_label("pharmkg")

@@ -1,0 +1,134 @@
+"""The retrieval indexes of a sweep, built once per corpus and retriever before its first run, with their own
+progress (indexes done, rate, ETA, and a line per index naming it).
+
+Without this step the indexes were built inside the first batch of each run's retrieval actor, minutes
+over the full corpora, shown as "0/330 rows, 0.0 rows/s". Each index is persisted under the cache dir by
+(retriever index fingerprint, corpus content) (`biorab.retrieval.base`), so the runs' retrieval stages,
+in-process or in Ray actors, load it instead of building it, and a later sweep loads it too.
+
+Cells with a corpus method (``llm_label``, ``detect_correct``) index a corpus that the run transforms
+first: their indexes are left to the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from biorab.progress_lines import ProgressLines
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    """One index: a testbed corpus (testbed, rate, dataset, seed, data) and a retriever with its index
+    params (the selection's, `Selection.index_params`)."""
+
+    testbed: str
+    rate: float | None
+    dataset: str
+    seed: int
+    data_dir: str | None
+    retriever: str
+    params_json: str  # the index params (`Selection.index_params`): what identifies the index
+    build_json: str = ""  # the entry's own params and selection, to build it as the run does
+
+    def describe(self) -> str:
+        params = json.loads(self.params_json)
+        encoder = params.get("stand_in_for") or params.get("encoder")
+        name = f"{self.retriever} ({encoder})" if encoder else self.retriever
+        corpus = self.testbed if self.rate is None else f"{self.testbed} {self.rate:g}"
+        return f"{name} over {self.dataset} {corpus}"
+
+
+def index_jobs(configs: Sequence[Any]) -> list[IndexJob]:
+    """The distinct indexes the retrieving cells of `configs` (`ExperimentConfig`s) read, in first-use
+    order; cells with a corpus method are left out (see the module docstring)."""
+    jobs: dict[tuple[Any, ...], IndexJob] = {}
+    for config in configs:
+        for spec in config.retrieval:
+            if not spec.retrieves or spec.method != "none":
+                continue
+            params = json.dumps(spec.selection.index_params(spec.params), sort_keys=True)
+            build = json.dumps({"params": spec.params, "selection": spec.selection.model_dump(mode="json")},
+                               sort_keys=True)
+            for ds in config.datasets:
+                job = IndexJob(spec.testbed, spec.rate, ds.name, config.seed, config.data_dir, spec.retriever,
+                               params, build)
+                jobs.setdefault((*_identity(job),), job)
+    return list(jobs.values())
+
+
+def _identity(job: IndexJob) -> tuple[Any, ...]:
+    return (job.testbed, job.rate, job.dataset, job.seed, job.data_dir, job.retriever, job.params_json)
+
+
+@dataclass
+class IndexStats:
+    """What `build_indexes` did: indexes built now, loaded (built before), and the seconds spent."""
+
+    built: int = 0
+    loaded: int = 0
+    seconds: float = 0.0
+
+
+#: Seconds between the lines that say an index is still building (a dense index over a whole training
+#: corpus takes minutes on a CPU).
+HEARTBEAT_S = 10.0
+
+
+def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | None = None,
+                  every_s: float = HEARTBEAT_S) -> IndexStats:
+    """Build (or load) each index of `jobs` once, saying which, how long, and the rate and ETA of all; a
+    line every `every_s` while one builds."""
+    from biorab.ral.retriever import build_testbed_retriever
+    from biorab.retrieval.selection import Selection
+
+    say = echo or (lambda _m: None)
+    stats = IndexStats()
+    if not jobs:
+        return stats
+    lines = ProgressLines("indexes", write=say, every_s=0.0, label="indexes")
+    start = time.monotonic()
+    for i, job in enumerate(jobs, 1):
+        say(f"  index {i}/{len(jobs)}: {job.describe()} ...")
+        began = time.monotonic()
+        entry = json.loads(job.build_json)
+        with _still_building(f"  index {i}/{len(jobs)}: {job.describe()}: building", say, every_s):
+            built = build_testbed_retriever(testbed=job.testbed, dataset=job.dataset, retriever=job.retriever,
+                                            params=entry["params"], rate=job.rate, seed=job.seed,
+                                            data_dir=job.data_dir,
+                                            selection=Selection.model_validate(entry["selection"]))
+        loaded = bool(getattr(built.retriever, "loaded_from_cache", False))
+        stats.loaded += loaded
+        stats.built += not loaded
+        items = len(getattr(built.retriever, "_items", ()) or ())
+        how = "loaded (built before)" if loaded else "built"
+        say(f"  index {i}/{len(jobs)}: {job.describe()}: {items:,} items, {how} in "
+            f"{time.monotonic() - began:.1f} s")
+        lines(1, len(jobs))
+    stats.seconds = round(time.monotonic() - start, 3)
+    return stats
+
+
+@contextlib.contextmanager
+def _still_building(what: str, say: Callable[[str], None], every_s: float) -> Iterator[None]:
+    """``<what>, 40 s so far`` every `every_s` seconds until the block ends."""
+    stop = threading.Event()
+    began = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            say(f"{what}, {time.monotonic() - began:.0f} s so far")
+
+    thread = threading.Thread(target=beat, name="biorab-index-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,59 @@
+"""A sweep's retrieval indexes: one per corpus and retriever (settings that differ only in their selection
+share it), built once with their own progress lines, and loaded, not rebuilt, by a later sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from biorab.experiment import ExperimentConfig
+from biorab.sweep.indexes import build_indexes, index_jobs
+
+
+def config(data_dir: Path, name: str, retrieval: list[dict]) -> ExperimentConfig:
+    return ExperimentConfig.model_validate({
+        "name": name, "data_dir": str(data_dir), "datasets": [{"name": "medmcqa"}, {"name": "ade"}],
+        "retrieval": retrieval})
+
+
+def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))  # no index built by another test
+    a = config(data_dir, "a", [{"testbed": "none"}, {"testbed": "labeled", "retriever": "bm25", "k": 1},
+                                {"testbed": "labeled", "retriever": "bm25", "k": 3}])  # same index as k=1
+    b = config(data_dir, "b", [{"testbed": "labeled", "retriever": "bm25", "k": 2},  # same again
+                                {"testbed": "counterfactual", "rate": 0.2, "retriever": "bm25"}])
+    jobs = index_jobs([a, b])
+    assert [j.describe() for j in jobs] == ["bm25 over medmcqa labeled", "bm25 over ade labeled",
+                                           "bm25 over medmcqa counterfactual 0.2",
+                                           "bm25 over ade counterfactual 0.2"]
+    lines: list[str] = []
+    first = build_indexes(jobs, echo=lines.append, every_s=3600.0)  # no "still building" line here
+    # BM25 indexes the keys (the test inputs' side): the counterfactual corpus has the labeled one's keys,
+    # so its index is the same content and is loaded, not built
+    assert (first.built, first.loaded) == (2, 2)
+    assert "bm25 over ade counterfactual 0.2: " in lines[-2] and "loaded (built before)" in lines[-2]
+    assert lines[0] == "  index 1/4: bm25 over medmcqa labeled ..."
+    assert lines[1].startswith("  index 1/4: bm25 over medmcqa labeled: ") and " items, built in " in lines[1]
+    assert lines[2].startswith("indexes: 1/4 indexes (25%)")  # their own count, rate and ETA
+    again = build_indexes(jobs, echo=lines.append)
+    assert (again.built, again.loaded) == (0, 4)
+    assert index_jobs([config(data_dir, "c", [{"testbed": "none"}])]) == []
+
+
+def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import biorab.ral.retriever as retriever
+    from biorab.sweep.indexes import IndexJob
+
+    class Built:
+        retriever = None
+
+    monkeypatch.setattr(retriever, "build_testbed_retriever", lambda **_: time.sleep(0.35) or Built())
+    job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
+                   '{"params": {}, "selection": {}}')
+    lines: list[str] = []
+    build_indexes([job], echo=lines.append, every_s=0.1)
+    beats = [x for x in lines if x.startswith("  index 1/1: dense (minilm) over ade labeled: building, ")]
+    assert len(beats) >= 2 and beats[0].endswith(" s so far"), lines
