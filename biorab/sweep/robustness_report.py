@@ -266,8 +266,8 @@ def reliability_plot(cells: list[CellRecord], out: Path) -> Path | None:
         xs = [b["confidence"] for b in c.reliability]
         ys = [b["accuracy"] for b in c.reliability]
         total = sum(b["n"] for b in c.reliability)
-        ax.plot(xs, ys, marker="o", linewidth=1, markersize=3, label=name)
-        ax.scatter(xs, ys, s=[200 * b["n"] / total for b in c.reliability], alpha=0.3)
+        (line,) = ax.plot(xs, ys, marker="o", linewidth=1, markersize=3, label=name)
+        ax.scatter(xs, ys, s=[200 * b["n"] / total for b in c.reliability], alpha=0.3, color=line.get_color())
     ax.set_xlabel("mean confidence of the top label (10 equal-width bins)")
     ax.set_ylabel("share of top labels equal to the gold")
     ax.set_xlim(0, 1)

@@ -75,3 +75,12 @@ def test_abstention_metrics_in_summary_match_the_rows(tmp_path: Path, data_dir: 
     assert "## Knowing when to abstain" in report
     gate = " | 1.000 [" + f"{metrics['probe_gate/accuracy']['ci_low']:.3f}, "
     assert gate in report and "Reliability (per confidence bin" in report
+    # MLflow: the cell plumbing logs every metric of the result ('@' written '_at_'), CI bounds apart.
+    from biorab.tracking.cells import cell_metrics
+
+    logged = cell_metrics(cell)
+    gate_names = ("probe_gate/accuracy", "probe_gate/coverage", "probe_gate/accuracy_probed")
+    for name in (*recompute(rows), *gate_names):
+        key = name.replace("@", "_at_")
+        assert logged[key] == pytest.approx(metrics[name]["value"]), key
+        assert logged["ci_low/" + key] == pytest.approx(metrics[name]["ci_low"]), key
