@@ -113,7 +113,7 @@ def score_abstention(
     from biorab.metrics.selective import abstention_report
     from biorab.metrics.tables import instance_table
 
-    scores = [_label_logprobs(plan, r) for r in rows]
+    scores = [_label_logprobs(plan.label, r) for r in rows]
     probing = plan.dataset_setting()[1].probes
     if not any(scores) and not probing:
         return None
@@ -129,7 +129,7 @@ def score_abstention(
             "reliability": report.reliability}
 
 
-def _label_logprobs(plan: CellPlan, row: dict[str, Any]) -> dict[str, float] | None:
+def _label_logprobs(cell: str, row: dict[str, Any]) -> dict[str, float] | None:
     """A row's label log-probs (``None``: not scored, or a failed generation)."""
     raw = row.get("gen_label_logprobs")
     if raw is None or row.get("gen_error") is not None:
@@ -138,7 +138,7 @@ def _label_logprobs(plan: CellPlan, row: dict[str, Any]) -> dict[str, float] | N
         scores = json.loads(raw)
         parsed = {str(k): float(v) for k, v in scores.items()}
     except (ValueError, TypeError, AttributeError) as e:
-        raise BioRABError(f"cell {plan.label}, row {row.get('id')!r}: field gen_label_logprobs is not a JSON "
+        raise BioRABError(f"cell {cell}, row {row.get('id')!r}: field gen_label_logprobs is not a JSON "
                           f"object of label -> log-prob ({e}): {raw[:200]!r}") from e
     return parsed or None
 

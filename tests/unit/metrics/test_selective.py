@@ -77,7 +77,8 @@ def test_bootstrap_intervals_hold_the_point_and_are_seeded() -> None:
     assert a == b
     for name in (ECE, AURC, "selective/accuracy@50"):
         v = a.metrics[name]
-        assert v.ci_low is not None and v.ci_high is not None and v.ci_low <= v.value <= v.ci_high
+        assert v.ci_low is not None and v.ci_high is not None and v.value is not None
+        assert v.ci_low <= v.value <= v.ci_high
         assert v.ci_low < v.ci_high  # the resamples vary
 
 
@@ -98,3 +99,14 @@ def test_top_label_normalises_over_the_scored_labels() -> None:
     assert label == "b" and p == pytest.approx(0.6)
     with pytest.raises(ValueError, match="NaN"):
         top_label({"a": float("nan"), "b": 0.0})
+
+
+def test_a_malformed_label_score_column_names_cell_row_and_field() -> None:
+    from biorab.errors import BioRABError
+    from biorab.runner.scoring.cell_metrics import _label_logprobs
+
+    row = {"id": "x/1", "gen_label_logprobs": '{"0": -0.1}', "gen_error": None}
+    assert _label_logprobs("cellA", row) == {"0": -0.1}
+    assert _label_logprobs("cellA", {**row, "gen_error": "boom"}) is None  # a failed generation: not scored
+    with pytest.raises(BioRABError, match=r"cell cellA, row 'x/2': field gen_label_logprobs"):
+        _label_logprobs("cellA", {"id": "x/2", "gen_label_logprobs": "[1, 2]", "gen_error": None})
