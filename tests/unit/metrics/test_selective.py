@@ -110,3 +110,11 @@ def test_a_malformed_label_score_column_names_cell_row_and_field() -> None:
     assert _label_logprobs("cellA", {**row, "gen_error": "boom"}) is None  # a failed generation: not scored
     with pytest.raises(BioRABError, match=r"cell cellA, row 'x/2': field gen_label_logprobs"):
         _label_logprobs("cellA", {"id": "x/2", "gen_label_logprobs": "[1, 2]", "gen_error": None})
+
+
+def test_ece_reads_the_top_label_and_selective_accuracy_the_answer() -> None:
+    # The top-scored label "yes" (p 0.9) is the gold, but the parsed answer was wrong: ECE |1 - 0.9| = 0.1,
+    # selective accuracy 0.
+    report = abstention_report([False], ["yes"], [binary(0.9)], None, n_boot=0, seed=0)
+    assert report.metrics[ECE].value == pytest.approx(0.1)
+    assert report.metrics["selective/accuracy@100"].value == 0.0
