@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class CellRecord:
     spec: tuple[tuple[str, str], ...] = ()
     order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.evidence_order`)
     framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
+    #: The reliability bins of a cell with label scores (``summary.json``'s ``abstention.reliability``,
+    #: `biorab.metrics.selective.reliability`): the sweep report's reliability plot.
+    reliability: tuple[dict[str, float], ...] = field(default=(), compare=False, hash=False)
 
     @property
     def corpus(self) -> str:
@@ -101,7 +104,8 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       excluded=r.exclude_test_duplicates,
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
                       leak=(cell.get("leak_share") or {}).get("value"), spec=items, order=r.order,
-                      framing=spec.dataset.framing)
+                      framing=spec.dataset.framing,
+                      reliability=tuple((cell.get("abstention") or {}).get("reliability") or ()))
 
 
 def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:

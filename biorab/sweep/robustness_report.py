@@ -12,6 +12,10 @@
   (``framing_flip_rate``, `biorab.attribution.framing`), its headline metric beside the unframed cell's,
   and for leading questions the share answering the suggested wrong label (and the unframed twin's share);
   the plot shows the flip rate by framing.
+- **Knowing when to abstain**: per cell with abstention metrics (`biorab.metrics.selective`), selective
+  accuracy at 100/75/50/25 % coverage, AURC, ECE and the probe gate's accuracy and coverage; the plot is
+  the reliability diagram (accuracy of the top label against its mean confidence per bin, one line per
+  cell, the diagonal a calibrated model).
 
 Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no "best").
 """
@@ -22,6 +26,7 @@ from pathlib import Path
 
 from biorab.attribution.framing import FRAMING_FLIP_RATE, FRAMING_FOLLOWED_RATE, FRAMING_FOLLOWED_RATE_TWIN
 from biorab.attribution.order import ORDER_FLIP_RATE
+from biorab.metrics.selective import GATED_ACCURACY, GATED_COVERAGE, SELECTIVE_METRICS, is_abstention_metric
 from biorab.sweep.attribution_report import _one_row_each, _shown
 from biorab.sweep.collect import CellRecord
 from biorab.sweep.tables import Grid
@@ -32,7 +37,11 @@ ORDER_NOTE = ("order flip: answers that differ (as the task's answer items) from
               "among instances whose evidence holds one; by rank: the same, split by the position of the "
               "first misleading hit (docs/retrieval.md § Evidence order, docs/metrics.md).")
 #: The section's plot files (their stems): the report shows them in the section, not with the others.
-ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate")
+ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate", "reliability")
+ABSTAIN_COLUMNS = (("acc @100%", SELECTIVE_METRICS[0]), ("acc @75%", SELECTIVE_METRICS[1]),
+                   ("acc @50%", SELECTIVE_METRICS[2]), ("acc @25%", SELECTIVE_METRICS[3]),
+                   ("AURC", SELECTIVE_METRICS[4]), ("ECE", SELECTIVE_METRICS[5]),
+                   ("probe-gated acc", GATED_ACCURACY), ("probe coverage", GATED_COVERAGE))
 FRAMING_NOTE = ("framing flip: answers that differ (as the task's answer items) from the same model on the "
                 "same instance asked as written, paired by instance; headline: the framed cell's and the "
                 "unframed cell's; followed: answers equal to the wrong label a leading question suggested "
@@ -94,6 +103,15 @@ def robustness_grids(cells: list[CellRecord]) -> list[Grid]:
                                      _shown(c, FRAMING_FOLLOWED_RATE),
                                      _shown(c, FRAMING_FOLLOWED_RATE_TWIN)]))
         grids.append(grid)
+    abstaining = [c for c in cells if any(is_abstention_metric(m) for m in c.metrics)]
+    if abstaining:
+        from biorab.runner.scoring.abstention_report import NOTE
+
+        grid = Grid(f"{SECTION}: knowing when to abstain, ×100 [95% CI] (AURC, ECE ×100 too)",
+                    [col for col, _ in ABSTAIN_COLUMNS], note=NOTE)
+        for name, c in _one_row_each(abstaining):
+            grid.rows.append((name, [_shown(c, m) for _, m in ABSTAIN_COLUMNS]))
+        grids.append(grid)
     return grids
 
 
@@ -121,7 +139,8 @@ def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellReco
 
 def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     """The section's plots (matplotlib, as every report plot)."""
-    made = [order_plot(cells, out), plausibility_plot(cells, out), framing_plot(cells, out)]
+    made = [order_plot(cells, out), plausibility_plot(cells, out), framing_plot(cells, out),
+            reliability_plot(cells, out)]
     return [p for p in made if p is not None]
 
 
@@ -229,3 +248,29 @@ def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
     ax.set_ylim(0, 102)
     ax.legend(fontsize=7)
     return _save(fig, plt, out / "framing_flip_rate.png")
+
+
+def reliability_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """The reliability diagram: per cell with label scores, the share of top labels equal to the gold
+    against the bin's mean confidence (marker size by the bin's instances), the diagonal a calibrated
+    model; ``None`` without such a cell."""
+    scored = [(name, c) for name, c in _one_row_each([c for c in cells if c.reliability])]
+    if not scored:
+        return None
+    from biorab.sweep.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 5.0))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="calibrated")
+    for name, c in scored:
+        xs = [b["confidence"] for b in c.reliability]
+        ys = [b["accuracy"] for b in c.reliability]
+        total = sum(b["n"] for b in c.reliability)
+        (line,) = ax.plot(xs, ys, marker="o", linewidth=1, markersize=3, label=name)
+        ax.scatter(xs, ys, s=[200 * b["n"] / total for b in c.reliability], alpha=0.3, color=line.get_color())
+    ax.set_xlabel("mean confidence of the top label (10 equal-width bins)")
+    ax.set_ylabel("share of top labels equal to the gold")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=6)
+    return _save(fig, plt, out / "reliability.png")

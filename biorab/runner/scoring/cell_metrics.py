@@ -57,6 +57,10 @@ def score_cell(
         awareness = score_awareness(plan, rows, preds, n_boot=n_boot, seed=seed)
         metrics.update(awareness["metrics"])
         extra["awareness_counts"] = awareness["counts"]
+    abstention = score_abstention(plan, rows, preds, n_boot=n_boot, seed=seed)
+    if abstention is not None:
+        metrics.update(abstention["metrics"])
+        extra["abstention"] = {"counts": abstention["counts"], "reliability": abstention["reliability"]}
     failures = sum(row_error(r) is not None for r in rows)
     # A failed generation is reported as a failure, not also as an unparsable answer.
     unparsed = sum(not p.ok for r, p in zip(rows, preds, strict=True) if r["gen_error"] is None)
@@ -96,6 +100,47 @@ def score_awareness(
     payload = report.to_json()
     payload["counts"]["not_probed"] = len(rows) - len(asked)
     return payload
+
+
+def score_abstention(
+    plan: CellPlan, rows: list[dict[str, Any]], preds: list[Any], *, n_boot: int, seed: int
+) -> dict[str, Any] | None:
+    """The abstention metrics of a cell (`biorab.metrics.selective`, docs/metrics.md § Knowing when to
+    abstain) from its rows: the label log-probs of ``gen_label_logprobs`` and, in a probing cell, the probe's
+    ``probe_judgement`` (asked where ``probe_prompt`` is set); ``None`` when the cell has neither.
+    Correctness is `score_awareness`'s (per-instance correctness of `biorab.metrics`)."""
+    from biorab.metrics.predictions_scoring import triple_matching_for
+    from biorab.metrics.selective import abstention_report
+    from biorab.metrics.tables import instance_table
+
+    scores = [_label_logprobs(plan.label, r) for r in rows]
+    probing = plan.dataset_setting()[1].probes
+    if not any(scores) and not probing:
+        return None
+    golds = [r["label"] for r in rows]
+    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
+                             triple_matching=triple_matching_for(plan.parser)).correct
+    probe = ([r["probe_prompt"] is not None for r in rows], [r["probe_judgement"] for r in rows]) \
+        if probing else None
+    report = abstention_report([bool(c) for c in correct], golds, scores, probe, n_boot=n_boot, seed=seed)
+    if not report.metrics:
+        return None
+    return {"metrics": {k: v.to_json() for k, v in report.metrics.items()}, "counts": report.counts,
+            "reliability": report.reliability}
+
+
+def _label_logprobs(cell: str, row: dict[str, Any]) -> dict[str, float] | None:
+    """A row's label log-probs (``None``: not scored, or a failed generation)."""
+    raw = row.get("gen_label_logprobs")
+    if raw is None or row.get("gen_error") is not None:
+        return None
+    try:
+        scores = json.loads(raw)
+        parsed = {str(k): float(v) for k, v in scores.items()}
+    except (ValueError, TypeError, AttributeError) as e:
+        raise BioRABError(f"cell {cell}, row {row.get('id')!r}: field gen_label_logprobs is not a JSON "
+                          f"object of label -> log-prob ({e}): {raw[:200]!r}") from e
+    return parsed or None
 
 
 def write_summary(

@@ -30,6 +30,8 @@ from biorab.metrics.definitions import (
     single_label,
 )
 from biorab.metrics.paired import holm_or_none
+from biorab.metrics.selective import is_abstention_metric
+from biorab.runner.scoring.abstention_report import abstention_lines
 
 #: The metric names of the awareness rates (`biorab.metrics.awareness`).
 _AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -62,13 +64,15 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
     ]
     for r in results:
         for metric, value in r.metrics.items():
-            if is_attribution_metric(metric) or is_claim_metric(metric):  # in the tables below
+            if is_attribution_metric(metric) or is_claim_metric(metric) or is_abstention_metric(metric):
+                # in the tables below
                 continue
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
             lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
                          f"{shown} | {r.parse_failures} | {r.generation_failures} |")
     lines += _definitions(results) + _leak_lines(results) + attribution_lines(results) + claim_lines(results)
+    lines += abstention_lines(results)
     lines += ["", "Execution: " + ", ".join(f"{k}={v}" for k, v in stats.items() if not isinstance(v, dict))]
     return "\n".join(lines) + "\n"
 
