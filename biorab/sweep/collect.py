@@ -57,8 +57,8 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
 
     # keyed by the whole cell spec: two sweep cells that differ only in a dataset limit or their sampling
     # (two blocks) are two cells here too
-    axes = {(c.model, c.seed, c.dataset, c.retrieval.model_dump_json(), c.sampling.model_dump_json()): c
-            for c in expand_cells(sweep, path=path)}
+    axes = {(c.model, c.seed, c.dataset, c.retrieval.model_dump_json(), c.sampling.model_dump_json(),
+             c.reasoning): c for c in expand_cells(sweep, path=path)}
     records, missing = [], []
     for run in expand_runs(sweep, path=path):
         summary = run.config.run_dir() / "summary.json"
@@ -71,9 +71,10 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
             if spec is None or cell.get("task") not in PRIMARY_METRIC:
                 continue  # a cell of an older config, or a DrugMech cell (reported in the run's report.md)
             sweep_cell = axes.get((run.model, run.config.seed, spec.dataset, spec.retrieval.model_dump_json(),
-                                   run.config.sampling.model_dump_json()))
+                                   run.config.sampling.model_dump_json(), run.reasoning))
             items = spec_items(run.config.seed, spec.dataset, spec.retrieval, run.config.sampling)
-            records.append(_record(run.model, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items))
+            # a reasoning variant is a model of its own in the report (``o4-mini [effort=high]``)
+            records.append(_record(run.label, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items))
     return records, missing
 
 
@@ -114,7 +115,7 @@ def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dic
         if not summary.is_file():
             continue
         usage = json.loads(summary.read_text(encoding="utf-8")).get("usage") or {}
-        totals = out.setdefault(run.model, {})
+        totals = out.setdefault(run.label, {})
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
             if key in usage:
                 totals[key] = totals.get(key, 0) + usage[key]
