@@ -63,6 +63,8 @@ def _run(tmp_path: Path, data_dir: Path, think: str | None, name: str) -> list[t
 
 def test_reasoning_that_quotes_its_copied_label_names_every_lie(tmp_path: Path, data_dir: Path) -> None:
     cells = _run(tmp_path, data_dir, "the evidence says {answer}", "named")
+    report = (tmp_path / "runs" / "named" / "report.md").read_text(encoding="utf-8")
+    assert "| R | quoted corruption | named the lie and followed it |" in report
     assert len(cells) == 3 and all(c.extra["attribution"]["with_misleading"] for c, _, _ in cells)
     for cell, _, summary in cells:
         extra = cell.extra["attribution"]
@@ -74,6 +76,10 @@ def test_reasoning_that_quotes_its_copied_label_names_every_lie(tmp_path: Path, 
                                       "quoted_corruption": extra["with_misleading"],
                                       "named_lie_followed": extra["with_misleading"]}
         assert summary["metrics"]["named_lie_followed_rate"]["value"] == 1.0
+        m = cell.metrics["named_lie_followed_rate"]
+        assert (f"| {cell.plan.label} | {extra['with_misleading']} | "
+                f"1.000 [{cell.metrics['quoted_corruption_rate']['ci_low']:.3f}") in report
+        assert f"| 1.000 [{m['ci_low']:.3f}, {m['ci_high']:.3f}] |" in report
 
 
 def test_reasoning_without_the_label_names_none_and_no_reasoning_has_no_rate(tmp_path: Path,
