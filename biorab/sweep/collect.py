@@ -39,6 +39,8 @@ class CellRecord:
     spec: tuple[tuple[str, str], ...] = ()
     order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.evidence_order`)
     framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
+    #: Instances with a misleading hit and reasoning text: the denominator of the reasoning rates (None: none)
+    reasoning_n: int | None = None
 
     @property
     def corpus(self) -> str:
@@ -102,7 +104,9 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       excluded=r.exclude_test_duplicates,
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
                       leak=(cell.get("leak_share") or {}).get("value"), spec=items, order=r.order,
-                      framing=spec.dataset.framing)
+                      framing=spec.dataset.framing,
+                      reasoning_n=((cell.get("attribution") or {}).get("reasoning") or {}).get(
+                          "misleading_with_reasoning"))
 
 
 def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:
