@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ class CellRecord:
     framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
     #: Instances with a misleading hit and reasoning text: the denominator of the reasoning rates (None: none)
     reasoning_n: int | None = None
+    #: The run's reasoning setting (``effort=high``, ``budget=256``; '' none): pairs reasoning twins
+    reasoning: str = ""
 
     @property
     def corpus(self) -> str:
@@ -76,7 +78,8 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
                                    run.config.sampling.model_dump_json(), run.reasoning))
             items = spec_items(run.config.seed, spec.dataset, spec.retrieval, run.config.sampling)
             # a reasoning variant is a model of its own in the report (``o4-mini [effort=high]``)
-            records.append(_record(run.label, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items))
+            record = _record(run.label, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items)
+            records.append(replace(record, reasoning=run.reasoning.label))
     return records, missing
 
 

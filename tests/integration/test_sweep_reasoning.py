@@ -52,3 +52,9 @@ def test_budget_twins_planned_run_and_reported(tmp_path: Path, data_dir: Path,
     table = report[report.index("Reasoning against misleading evidence"):]
     assert f"| copier / bm25k1 / counterfactual (80%) / ade_corpus_v2 | {r} | 100.0" in table
     assert f"| copier [budget=2] / bm25k1 / counterfactual (80%) / ade_corpus_v2 | {r} | 0.0" in table
+    # the budget twins, paired: the same answers (only the reasoning was cut): no flip, no difference
+    twins = report[report.index("### Reasoning twins"):report.index("### Table")]
+    pair = ("| copier [budget=2] vs copier / bm25k1 / counterfactual (80%) / ade_corpus_v2 | 12 "
+            "| 0.0 [0.0, 0.0] |")
+    assert pair in twins
+    assert "| 0.0 [0.0, 0.0] | 1.000 |" in twins  # no discordant pair: McNemar's exact p is 1
