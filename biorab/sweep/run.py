@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,7 +61,7 @@ def prepare_sweep(sweep: SweepConfig, *, path: str | Path | None, limit: int | N
     """The sweep's runs, each checked like `biorab validate` (names, params, splits) before any work."""
     from biorab.runner.checks.validate import check_experiment
 
-    runs = [SweepRun(r.model, r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
+    runs = [replace(r, config=r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
     for run in runs:
         check_experiment(run.config, path=path)
     return runs

@@ -58,3 +58,31 @@ def test_budget_twins_planned_run_and_reported(tmp_path: Path, data_dir: Path,
             "| 0.0 [0.0, 0.0] |")
     assert pair in twins
     assert "| 0.0 [0.0, 0.0] | 1.000 |" in twins  # no discordant pair: McNemar's exact p is 1
+
+
+def test_a_reasoning_run_never_borrows_the_plain_runs_twin(tmp_path: Path, data_dir: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The no-retrieval cell is only in the budget-free run: the budget run's retrieving cell has no twin
+    (its model's params differ), while the budget-free run's has its own."""
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "s.yaml"
+    ds = [{"name": "ade_corpus_v2", "limit": 6}]
+    path.write_text(yaml.safe_dump({
+        "name": "twin", "output_dir": str(tmp_path / "runs"), "data_dir": str(data_dir),
+        "models": {"copier": {"backend": "fake", "params": {
+            "mode": "copy_top", "think": "the evidence says {answer}", "thinking": {"split": True}}}},
+        "retrievers": {"bm25k1": {"retriever": "bm25", "k": 1, "template": "bm25"}},
+        "matrix": [{"models": ["copier"], "datasets": ds, "retrievers": ["none"]},
+                   {"models": ["copier"], "datasets": ds, "retrievers": ["bm25k1"],
+                    "testbeds": ["counterfactual"], "rates": [0.8], "thinking_budgets": [None, 2]}],
+        "sampling": {"max_tokens": 16}, "n_boot": 20, "tracking": {"enabled": False},
+    }), encoding="utf-8")
+    sweep = load_sweep(path)
+    run_sweep(sweep, path=path)
+    baselines = {}
+    for p in (tmp_path / "runs" / "twin").glob("*/summary.json"):
+        for cell in json.loads(p.read_text())["cells"]:
+            if "baseline" in (cell.get("attribution") or {}):
+                baselines[p.parent.name] = cell["attribution"]["baseline"]
+    assert baselines["copier__think2"] == "no baseline"
+    assert baselines["copier"] != "no baseline"
