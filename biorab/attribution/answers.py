@@ -36,6 +36,8 @@ class AnswerFlags:
     misleading: tuple[bool, ...] = ()
     #: The answer's normalized items (empty for a parse failure).
     items: frozenset[str] = frozenset()
+    #: Per hit, its changed items outside the gold (empty unless misleading): what the corruption asserts.
+    changed: tuple[frozenset[str], ...] = ()
 
 
 def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequence[Hit],
@@ -78,6 +80,7 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
         error_types=errors or None,
         misleading=misleading,
         items=predicted,
+        changed=tuple(wrong),
     )
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from biorab.attribution.answers import answer_flags, error_types_json
 from biorab.attribution.evidence import cell_evidence
 from biorab.attribution.rates import rates
+from biorab.attribution.reasoning_quotes import quotes_corruption
 from biorab.attribution.twin import (
     CORRECTNESS_BINS,
     HELPED,
@@ -44,6 +45,7 @@ ATTRIBUTION_SCHEMA = pa.schema([
     ("twin_copied_corrupted", pa.bool_()), ("switched_to_evidence", pa.bool_()),
     ("switched_to_corruption", pa.bool_()), ("twin_margin", pa.float64()), ("prior_bin", pa.string()),
     ("error_types", pa.string()), ("hit_tags", pa.string()),
+    ("reasoning_quotes_corruption", pa.bool_()), ("named_lie_followed", pa.bool_()),
 ])  # fmt: skip
 
 #: The rates of a retrieving cell (docs/metrics.md), in report order; then those against its no-retrieval
@@ -58,8 +60,12 @@ TWIN_RATES: tuple[str, ...] = ("misled_rate_twin", "misled_excess", "switched_to
                                "copy_rate_corrupted_twin", "copy_rate_corrupted_excess")
 FLIP_RATES: tuple[str, ...] = ("helped_rate", "hurt_rate")
 MCNEMAR_P = "flip_mcnemar_p"
+#: A thinking model's reasoning against misleading evidence (`biorab.attribution.reasoning_quotes`), over the
+#: instances with a misleading hit and reasoning text: it quotes the corruption; it quotes it and the
+#: answer follows it ("named the lie and still followed it"). Only cells with reasoning text have them.
+REASONING_RATES: tuple[str, ...] = ("quoted_corruption_rate", "named_lie_followed_rate")
 ATTRIBUTION_METRICS: tuple[str, ...] = (*EVIDENCE_RATES, AGREES, MISLED_SHARE, *TWIN_RATES, *FLIP_RATES,
-                                        MCNEMAR_P)
+                                        MCNEMAR_P, *REASONING_RATES)
 #: Prefix of the §2.8 error-type rates (``error_rate/wrong_head``...): MLflow groups them under it.
 ERROR_RATE = "error_rate/"
 #: The misled rate by the position of the first misleading hit (``misled_by_rank/1``, ``/2``,
@@ -181,6 +187,9 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
         for tag, misleading in zip(tags, flags.misleading, strict=True):
             tag["misleading"] = misleading
         failed = not pred.ok
+        # null without reasoning text, or without a misleading hit (nothing to quote)
+        quoted = quotes_corruption(row.get("gen_reasoning"), flags.changed) if flags.misleading_evidence \
+            else None
         out.append({
             # A parse failure is a wrong answer (`parse_failed` says why); only a missing gold leaves it null.
             "id": row["id"], "correct": bool(ok) and not failed if row["label"] else None,
@@ -195,6 +204,8 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
             "_errors": flags.error_types, "_pred": pred, "_gold": row["label"], "_hits": hits,
             "_tag_list": tags,
             "_items": flags.items, "_copied_misleading": flags.copied_misleading,
+            "reasoning_quotes_corruption": quoted,
+            "named_lie_followed": None if quoted is None else quoted and flags.followed_corruption,
         })
         _pair(plan.task, out[-1], None, None)
     return out
@@ -247,6 +258,13 @@ def _add_rates(result: CellResult, rows: list[dict[str, Any]], twin_rows: dict[s
             extra["by_rank"][name] = {"n": sum(at),
                                       "misled": sum(f and a for f, a in zip(followed, at, strict=True))}
         extra["baseline"] = rows[0]["twin_cell_id"] if rows and any(paired) else NO_BASELINE
+    thought = [r["reasoning_quotes_corruption"] is not None for r in rows]
+    if result.plan.retrieves and any(thought):
+        quoted, named = col("reasoning_quotes_corruption"), col("named_lie_followed")
+        columns["quoted_corruption_rate"] = (quoted, thought)
+        columns["named_lie_followed_rate"] = (named, thought)
+        extra["reasoning"] = {"misleading_with_reasoning": sum(thought), "quoted_corruption": sum(quoted),
+                              "named_lie_followed": sum(named)}
     if result.plan.retrieves and any(paired):
         _twin_rates(rows, columns, extra, followed, misleading, corrupted, paired)
     if any(paired):

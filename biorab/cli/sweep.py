@@ -65,6 +65,7 @@ def _print_cells(cells: list[Any]) -> None:
 
 def _print_plan(p: Any, kind: str = "sweep") -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from biorab.sweep.cost_estimate import DECODE_BASES
@@ -76,7 +77,8 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
         table.add_column(col)
     for m in p.models:
         mark, how = "" if m.tokens_exact else "~", DECODE_BASES[m.decode_basis]
-        table.add_row(m.model, m.backend, str(m.cells), str(m.unique_generation_keys), str(m.new_generations),
+        table.add_row(escape(m.model), m.backend, str(m.cells), str(m.unique_generation_keys),
+                      str(m.new_generations),
                       str(m.estimated_prompts), f"{mark}{m.new_prompt_tokens:,}",
                       f"{how}{m.new_decode_tokens:,}", f"{m.gpu_hours:.2f}",
                       "-" if m.cost_usd is None else f"{how}{m.cost_usd:,.2f}", m.throughput)
@@ -93,12 +95,15 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
               "and reused by every later run (their build time is not in the GPU-hours)")
     out.print("~ prompt tokens estimated from length (no tokenizer here). Decode tokens per answer: "
               + "; ".join(_DECODE_TEXT[b] for b in dict.fromkeys(m.decode_basis for m in p.models)))
+    for m in p.models:
+        if m.reasoning_note:
+            out.print(escape(f"{m.model}: {m.reasoning_note}"))  # "[effort=high]" is not markup
     for err in p.errors:
         out.print(f"[red]error:[/red] {err}")
 
 
 _DECODE_TEXT = {
-    "max_tokens": "≤ bound by max_tokens (sent with every request)",
+    "max_tokens": "≤ bound by max_tokens (sent with every request), plus the thinking budget where set",
     "measured_mean": "~ estimate, the mean a finished run of the model measured",
     "max_output": "≤ bound by the model's maximum output (max_output_tokens; no limit is sent)",
     "assumed_max_tokens": "? max_tokens assumed, not a bound: no limit is sent and the model's maximum is "

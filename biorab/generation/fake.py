@@ -31,7 +31,8 @@ It never loads a model. Its answer is one of:
 
 With `think` set it replies as a thinking model does: ``<think>{think}</think>\n\n{answer}``, split into
 `Generation.reasoning` and the answer when ``thinking: {split: true}`` (as the real backends do);
-``thinking: {token_budget: N}`` keeps the first N words of `think` (a word a token), as a budget cuts it.
+``thinking: {token_budget: N}`` keeps the first N words of `think` (a word a token), as a budget cuts it;
+``{answer}`` in `think` is the row's answer (a reasoning that quotes the label it then gives).
 
 Faults can be injected deterministically: every `fail_every`-th `generate` call fails (raises
 `BackendError`, or returns error rows), and the example ids in `fail_ids` always come back as error rows.
@@ -145,7 +146,7 @@ class FakeBackend:
                         if self.params.mode == "copy_when_unsure" else _label_logprobs(weights, answer))
         if self.params.think is not None:
             marks = self.params.thinking
-            think = self.params.think
+            think = self.params.think.replace("{answer}", answer)  # a reasoning that names its answer
             if marks.token_budget is not None:  # a word a token: cut at the budget, then closed
                 think = " ".join(think.split()[: marks.token_budget])
             answer = f"{marks.open_marker}{think}{marks.close_marker}\n\n{answer}"

@@ -22,6 +22,7 @@ from biorab.attribution.cells import (
     MISLED_SHARE,
     NO_BASELINE,
     RANKS,
+    REASONING_RATES,
     TWIN_RATES,
 )
 from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
@@ -45,6 +46,12 @@ POSITION_NOTE = (
     "Misled rate among instances with misleading evidence, by the rank of the first misleading hit "
     "and by the twin's prior: its label log-prob margin in nats where labels are scored, else "
     "whether it was right (as ClashEval bins the prior).")
+
+
+REASONING_NOTE = (
+    "R: instances with a misleading hit and reasoning text (a thinking model's gen_reasoning); quoted: the "
+    "reasoning names a corrupted label of a misleading hit (an exact mention); named the lie and followed "
+    "it: quoted and the answer followed the corruption (docs/metrics.md).")
 
 
 def _shown(cell: CellRecord, name: str, *, scale: float = 100.0) -> tuple[float | None, str]:
@@ -89,6 +96,13 @@ def attribution_grids(cells: list[CellRecord]) -> list[Grid]:
             grid.rows.append((name, [*shown, _p(p), _p(adjusted)]))
         grids.append(grid)
         grids += _twin_grids([c for c in rated if "misled_rate" in c.metrics])
+    thinking = [c for c in cells if c.reasoning_n]
+    if thinking:
+        grid = Grid("Reasoning against misleading evidence, rate ×100 [95% CI]",
+                    ["R", "quoted corruption", "named the lie and followed it"], note=REASONING_NOTE)
+        for name, c in _one_row_each(thinking):
+            grid.rows.append((name, [(None, str(c.reasoning_n)), *(_shown(c, m) for m in REASONING_RATES)]))
+        grids.append(grid)
     typed = [c for c in cells if any(m.startswith(ERROR_RATE) for m in c.metrics)]
     if typed:
         names = list(dict.fromkeys(m for c in typed for m in c.metrics if m.startswith(ERROR_RATE)))

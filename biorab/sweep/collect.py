@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,10 @@ class CellRecord:
     #: The reliability bins of a cell with label scores (``summary.json``'s ``abstention.reliability``,
     #: `biorab.metrics.selective.reliability`): the sweep report's reliability plot.
     reliability: tuple[dict[str, float], ...] = field(default=(), compare=False, hash=False)
+    #: Instances with a misleading hit and reasoning text: the denominator of the reasoning rates (None: none)
+    reasoning_n: int | None = None
+    #: The run's reasoning setting (``effort=high``, ``budget=256``; '' none): pairs reasoning twins
+    reasoning: str = ""
 
     @property
     def corpus(self) -> str:
@@ -60,8 +64,8 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
 
     # keyed by the whole cell spec: two sweep cells that differ only in a dataset limit or their sampling
     # (two blocks) are two cells here too
-    axes = {(c.model, c.seed, c.dataset, c.retrieval.model_dump_json(), c.sampling.model_dump_json()): c
-            for c in expand_cells(sweep, path=path)}
+    axes = {(c.model, c.seed, c.dataset, c.retrieval.model_dump_json(), c.sampling.model_dump_json(),
+             c.reasoning): c for c in expand_cells(sweep, path=path)}
     records, missing = [], []
     for run in expand_runs(sweep, path=path):
         summary = run.config.run_dir() / "summary.json"
@@ -74,9 +78,11 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
             if spec is None or cell.get("task") not in PRIMARY_METRIC:
                 continue  # a cell of an older config, or a DrugMech cell (reported in the run's report.md)
             sweep_cell = axes.get((run.model, run.config.seed, spec.dataset, spec.retrieval.model_dump_json(),
-                                   run.config.sampling.model_dump_json()))
+                                   run.config.sampling.model_dump_json(), run.reasoning))
             items = spec_items(run.config.seed, spec.dataset, spec.retrieval, run.config.sampling)
-            records.append(_record(run.model, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items))
+            # a reasoning variant is a model of its own in the report (``o4-mini [effort=high]``)
+            record = _record(run.label, run.config.seed, cell, spec, sweep_cell, PRIMARY_METRIC, items)
+            records.append(replace(record, reasoning=run.reasoning.label))
     return records, missing
 
 
@@ -105,7 +111,9 @@ def _record(model: str, seed: int, cell: dict[str, Any], spec: Any, sweep_cell: 
                       setting=json.dumps([v for k, v in items if k != "retrieval.exclude_test_duplicates"]),
                       leak=(cell.get("leak_share") or {}).get("value"), spec=items, order=r.order,
                       framing=spec.dataset.framing,
-                      reliability=tuple((cell.get("abstention") or {}).get("reliability") or ()))
+                      reliability=tuple((cell.get("abstention") or {}).get("reliability") or ()),
+                      reasoning_n=((cell.get("attribution") or {}).get("reasoning") or {}).get(
+                          "misleading_with_reasoning"))
 
 
 def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dict[str, dict[str, float]]:
@@ -118,7 +126,7 @@ def usage_by_model(sweep: SweepConfig, *, path: str | Path | None = None) -> dic
         if not summary.is_file():
             continue
         usage = json.loads(summary.read_text(encoding="utf-8")).get("usage") or {}
-        totals = out.setdefault(run.model, {})
+        totals = out.setdefault(run.label, {})
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
             if key in usage:
                 totals[key] = totals.get(key, 0) + usage[key]

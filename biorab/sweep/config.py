@@ -36,9 +36,11 @@ from biorab.params import Params
 from biorab.ral.evidence_order import EvidenceOrder
 from biorab.ral.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection
+from biorab.sweep.reasoning_axes import ReasoningEffort
 
 #: The axes an ``exclude`` entry may name (and the keys of a `biorab.sweep.expand.SweepCell`).
-AXES = ("model", "dataset", "retriever", "testbed", "rate", "method", "seed", "order")
+AXES = ("model", "dataset", "retriever", "testbed", "rate", "method", "seed", "order", "reasoning_effort",
+        "thinking_budget")
 
 
 class ModelProfile(Params):
@@ -134,6 +136,10 @@ class MatrixBlock(Params):
     # that corrupt labels (counterfactual, negative_awareness) and is skipped on the others.
     orders: tuple[EvidenceOrder, ...] = ("retrieved",)
     seeds: tuple[int, ...] = (0,)
+    # The reasoning axes (`biorab.sweep.reasoning_axes`): an OpenAI reasoning model's effort, and the
+    # thinking budget in tokens; None is the profile's own params (``[null, 256]``: thinking-budget twins).
+    reasoning_efforts: tuple[ReasoningEffort | None, ...] = (None,)
+    thinking_budgets: tuple[int | None, ...] = (None,)
     exclude: tuple[dict[str, Any], ...] = ()
     # Overrides of the sweep's `sampling` for this block's cells (Table 6 needs ``score_labels: true`` for
     # AUROC/AUPRC); sampling is part of every generation key, so the other blocks keep theirs.
@@ -158,6 +164,13 @@ class MatrixBlock(Params):
     @classmethod
     def _known_axes(cls, value: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
         return check_excludes(value)
+
+    @field_validator("thinking_budgets")
+    @classmethod
+    def _budgets_positive(cls, value: tuple[int | None, ...]) -> tuple[int | None, ...]:
+        if any(b is not None and b < 1 for b in value):
+            raise ValueError("a thinking budget is at least 1 token (null: no budget)")
+        return value
 
     @model_validator(mode="after")
     def _rates_for_counterfactual(self) -> MatrixBlock:

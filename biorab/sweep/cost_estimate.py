@@ -29,6 +29,7 @@ from biorab.sweep.expand import SweepRun, expand_runs
 from biorab.sweep.keys import generation_keys
 from biorab.sweep.models import CHARS_PER_TOKEN, TokenCounter
 from biorab.sweep.prompts import CellPrompts, PromptPlanner
+from biorab.sweep.reasoning_axes import reasoning_bound
 from biorab.sweep.throughput import Measured, gpu_hours, read_measured
 
 #: Characters a DrugMech prompt is estimated at (rendering it loads DrugMechDB).
@@ -56,6 +57,8 @@ class ModelPlan:
     cost_usd: float | None = None
     #: What `new_decode_tokens` (and the cost) rest on (`DECODE_BASES`).
     decode_basis: str = "max_tokens"
+    #: Where the reasoning's share of the decode tokens is unknown or bounded apart (`reasoning_bound`).
+    reasoning_note: str | None = None
 
 
 #: What a plan's decode tokens per answer are: ``measured_mean``, the mean completion length a finished
@@ -87,7 +90,8 @@ def decode_per_answer(config: Any, measured: Measured | None) -> tuple[float, st
         if most:
             return float(most), "max_output"
         return float(config.sampling.max_tokens), "assumed_max_tokens"
-    return float(config.sampling.max_tokens), "max_tokens"
+    bound, _ = reasoning_bound(config.backend.name, config.backend.params, config.sampling.max_tokens)
+    return float(bound), "max_tokens"
 
 
 @dataclass(frozen=True)
@@ -192,9 +196,9 @@ def _plan_runs(plan: SweepPlan, runs: list[SweepRun], profile_of: Callable[[str]
     new_hits: set[str] = set()
     try:
         for model, model_runs in _by_model(runs):
-            plan.models.append(_plan_model(profile_of(model), throughput, model, model_runs, planner,
-                                           gen_store, measured, hit_keys, new_hits, plan.errors,
-                                           plan.cell_estimates))
+            profile = profile_of(model_runs[0].model)
+            plan.models.append(_plan_model(profile, throughput, model, model_runs, planner, gen_store,
+                                           measured, hit_keys, new_hits, plan.errors, plan.cell_estimates))
     finally:
         planner.close()
     _totals(plan, runs, hit_keys, new_hits)
@@ -226,9 +230,10 @@ def _checked_runs(sweep: SweepConfig, path: str | Path | None, check_data: bool,
 
 
 def _by_model(runs: list[SweepRun]) -> Iterator[tuple[str, list[SweepRun]]]:
+    # a reasoning variant (`SweepRun.label`) is planned as a model of its own: its params, tokens and cost
     groups: dict[str, list[SweepRun]] = {}
     for run in runs:
-        groups.setdefault(run.model, []).append(run)
+        groups.setdefault(run.label, []).append(run)
     yield from groups.items()
 
 
@@ -277,6 +282,8 @@ def _plan_model(
     out.prompt_tokens = out.new_prompt_tokens + _tokens_of_cached(counter, exact, found)
     rec = measured.get(info.digest)
     per_gen, out.decode_basis = decode_per_answer(runs[0].config, rec)
+    backend = runs[0].config.backend
+    out.reasoning_note = reasoning_bound(backend.name, backend.params, runs[0].config.sampling.max_tokens)[1]
     out.new_decode_tokens = int(out.new_generations * per_gen)
     out.throughput = "measured" if rec else f"table ({throughput.gpu})"
     out.gpu_hours = round(gpu_hours(profile, throughput, prompt_tokens=out.new_prompt_tokens,

@@ -21,6 +21,7 @@ from biorab.generation.base import SamplingParams, stable_digest
 from biorab.ral.evidence_order import MISLEADING_ORDERS
 from biorab.ral.retrieval_spec import RATED_TESTBEDS, RetrievalSpec
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
+from biorab.sweep.reasoning_axes import ReasoningSetting, with_reasoning
 
 
 @dataclass(frozen=True)
@@ -34,21 +35,30 @@ class SweepCell:
     method: str
     retrieval: RetrievalSpec
     sampling: SamplingParams = SamplingParams()
+    reasoning: ReasoningSetting = ReasoningSetting()
 
     def axes(self) -> dict[str, Any]:
         """The cell's value on every axis (what ``exclude`` entries and the report match on)."""
         r = self.retrieval
         return {"model": self.model, "dataset": self.dataset.name, "retriever": self.retriever,
                 "testbed": r.testbed, "rate": r.rate, "method": self.method, "seed": self.seed,
-                "order": r.order}
+                "order": r.order, "reasoning_effort": self.reasoning.effort,
+                "thinking_budget": self.reasoning.budget}
 
 
 @dataclass(frozen=True)
 class SweepRun:
-    """One `ExperimentConfig` of the sweep and the model profile it runs."""
+    """One `ExperimentConfig` of the sweep, the model profile it runs and its reasoning setting (the
+    profile's params changed on the reasoning axes)."""
 
     model: str
     config: ExperimentConfig
+    reasoning: ReasoningSetting = ReasoningSetting()
+
+    @property
+    def label(self) -> str:
+        """The model as the plan and the report name it: ``o4-mini [effort=high]``."""
+        return f"{self.model} [{self.reasoning.label}]" if self.reasoning.label else self.model
 
 
 def expand_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> list[SweepCell]:
@@ -58,7 +68,7 @@ def expand_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> list[
     for b, block in enumerate(sweep.matrix):
         for cell in _block_cells(sweep, b, block, path):
             key = (cell.model, cell.seed, cell.dataset, cell.retrieval.model_dump_json(),
-                   cell.sampling.model_dump_json())
+                   cell.sampling.model_dump_json(), cell.reasoning)
             if key in seen:
                 continue
             seen.add(key)
@@ -73,19 +83,24 @@ def _block_cells(sweep: SweepConfig, b: int, block: MatrixBlock, path: str | Pat
     excludes = (*sweep.exclude, *block.exclude)
     sampling = sweep.block_sampling(block)
     out = []
+    reasonings = [ReasoningSetting(e, t) for e in block.reasoning_efforts for t in block.thinking_budgets]
     for model in block.models:
         for seed in block.seeds:
             for ds in block.datasets:
                 for rname in block.retrievers:
                     for method in block.methods:
                         for data in _settings(retrievers[rname], block, method):
-                            axes = {"model": model, "dataset": ds.name, "retriever": rname,
-                                    "testbed": data["testbed"], "rate": data.get("rate"), "method": method,
-                                    "seed": seed, "order": data.get("order", "retrieved")}
-                            if any(_matches(axes, e) for e in excludes):
-                                continue
-                            spec = validate_mapping(RetrievalSpec, data, path=path, key_prefix=f"matrix.{b}")
-                            out.append(SweepCell(model, seed, ds, rname, method, spec, sampling))
+                            for why in reasonings:
+                                axes = {"model": model, "dataset": ds.name, "retriever": rname,
+                                        "testbed": data["testbed"], "rate": data.get("rate"),
+                                        "method": method, "seed": seed,
+                                        "order": data.get("order", "retrieved"),
+                                        "reasoning_effort": why.effort, "thinking_budget": why.budget}
+                                if any(_matches(axes, e) for e in excludes):
+                                    continue
+                                spec = validate_mapping(RetrievalSpec, data, path=path,
+                                                        key_prefix=f"matrix.{b}")
+                                out.append(SweepCell(model, seed, ds, rname, method, spec, sampling, why))
     return out
 
 
@@ -128,17 +143,19 @@ def expand_runs(sweep: SweepConfig, *, path: str | Path | None = None) -> list[S
     model in matrix order. Each is validated like a run config; errors name the sweep file and key."""
     cells = expand_cells(sweep, path=path)
     Slot = tuple[DatasetSpec, SamplingParams]
-    groups: dict[tuple[str, int], dict[Slot, list[RetrievalSpec]]] = {}
+    # a reasoning setting changes the backend's params: a run of its own
+    groups: dict[tuple[str, int, ReasoningSetting], dict[Slot, list[RetrievalSpec]]] = {}
     for cell in cells:
         slot = (cell.dataset, cell.sampling)
-        groups.setdefault((cell.model, cell.seed), {}).setdefault(slot, []).append(cell.retrieval)
+        group = groups.setdefault((cell.model, cell.seed, cell.reasoning), {})
+        group.setdefault(slot, []).append(cell.retrieval)
     for name in _drugmech_models(sweep):
         for seed in _seeds_of(sweep, name):
-            groups.setdefault((name, seed), {})
-    multi_seed = len({seed for _, seed in groups}) > 1
+            groups.setdefault((name, seed, ReasoningSetting()), {})
+    multi_seed = len({seed for _, seed, _ in groups}) > 1
     runs: list[SweepRun] = []
     Rect = tuple[tuple[RetrievalSpec, ...], SamplingParams, list[DatasetSpec]]
-    for (model, seed), by_slot in groups.items():
+    for (model, seed, why), by_slot in groups.items():
         rects: dict[str, Rect] = {}
         for (ds, sampling), specs in by_slot.items():
             ordered = tuple(sorted(specs, key=prefix_key))
@@ -147,13 +164,15 @@ def expand_runs(sweep: SweepConfig, *, path: str | Path | None = None) -> list[S
                 parts.append(sampling.model_dump(mode="json"))
             key = stable_digest(parts)[:6]
             rects.setdefault(key, (ordered, sampling, []))[2].append(ds)
-        base = _run_name(model, seed if multi_seed else None)
+        base = _run_name(model, seed if multi_seed else None) + why.run_suffix
         entries: list[tuple[str, Rect]] = list(rects.items()) or [("", ((), sweep.sampling, []))]
         for i, (key, (ordered_specs, sampling, datasets)) in enumerate(entries):
             name = base if len(rects) <= 1 else f"{base}__{key}"
-            drugmech = sweep.drugmech if i == 0 and model in _drugmech_models(sweep) else None
-            config = _experiment(sweep, model, seed, name, datasets, ordered_specs, sampling, drugmech, path)
-            runs.append(SweepRun(model, config))
+            drugmech = (sweep.drugmech if i == 0 and model in _drugmech_models(sweep) and not why.label
+                        else None)
+            config = _experiment(sweep, model, seed, name, datasets, ordered_specs, sampling, drugmech, path,
+                                 why)
+            runs.append(SweepRun(model, config, why))
     return runs
 
 
@@ -182,8 +201,14 @@ def _experiment(
     sampling: SamplingParams,
     drugmech: dict[str, Any] | None,
     path: str | Path | None,
+    reasoning: ReasoningSetting | None = None,
 ) -> ExperimentConfig:
     profile = sweep.all_models()[model]
+    try:
+        params = with_reasoning(profile.backend, profile.backend_params(), reasoning or ReasoningSetting(),
+                                profile=model)
+    except ValueError as e:
+        raise ConfigError(f"{e} (run {name!r})", path=path) from e
     data: dict[str, Any] = {
         "name": name,
         "output_dir": str(Path(sweep.output_dir) / sweep.name),
@@ -191,7 +216,7 @@ def _experiment(
         "seed": seed,
         "datasets": [d.model_dump() for d in datasets],
         "retrieval": [s.entry_json() for s in specs] or [{"testbed": "none"}],
-        "backend": {"name": profile.backend, "params": profile.backend_params()},
+        "backend": {"name": profile.backend, "params": params},
         "sampling": sampling.model_dump(),
         "parser": sweep.parser,
         "n_boot": sweep.n_boot,

@@ -12,6 +12,7 @@ from biorab.sweep.attribution_report import attribution_grids
 from biorab.sweep.claims_report import claim_grids
 from biorab.sweep.collect import CellRecord, collect, usage_by_model
 from biorab.sweep.config import SweepConfig
+from biorab.sweep.reasoning_twins import reasoning_twin_grids
 from biorab.sweep.robustness_report import ROBUSTNESS_PLOTS, SECTION, robustness_grids, robustness_plots
 from biorab.sweep.significance import Significance, versus_baselines
 from biorab.sweep.tables import build_tables, to_html, to_markdown
@@ -110,7 +111,7 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
                  f"`biorab explore {sweep.sweep_dir()}`)\n")
     if missing:
         parts.append(f"Runs without results yet: {', '.join(missing)}\n")
-    robust = robustness_grids(cells)
+    robust = robustness_grids(cells) + reasoning_twin_grids(cells, n_boot=sweep.n_boot)
     if robust:
         parts.append(f"## {SECTION}\n")
         parts += [to_markdown(g) for g in robust]
@@ -131,7 +132,7 @@ def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significan
                 f"(written by <code>biorab explore {html.escape(str(sweep.sweep_dir()))}</code>)</p>")
     if missing:
         body.append(f"<p>Runs without results yet: {html.escape(', '.join(missing))}</p>")
-    robust = robustness_grids(cells)
+    robust = robustness_grids(cells) + reasoning_twin_grids(cells, n_boot=sweep.n_boot)
     if robust:
         body.append(f"<h2>{html.escape(SECTION)}</h2>")
         body += [to_html(g) for g in robust]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -63,7 +63,7 @@ def prepare_sweep(sweep: SweepConfig, *, path: str | Path | None, limit: int | N
     check of `biorab validate`)."""
     from biorab.runner.checks.launch import launch_problems, raise_if_problems
 
-    runs = [SweepRun(r.model, r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
+    runs = [replace(r, config=r.config.with_limit(limit)) for r in expand_runs(sweep, path=path)]
     raise_if_problems(launch_problems(launch_units(runs), path=path), path=path)
     return runs
 

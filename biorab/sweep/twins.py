@@ -61,8 +61,10 @@ def attribute_across_runs(runs: Sequence[tuple[SweepRun, Any]]) -> list[str]:
 
 def _keys(run: SweepRun, cells: list[CellResult]) -> list[tuple[CellResult, str]]:
     """Each dataset-slice cell of the run with what it and its twin from another run share besides the plan
-    fields `twin_candidates` checks: the model, seed, sampling and dataset slice without its limit."""
+    fields `twin_candidates` checks: the model (with its reasoning setting), seed, sampling and dataset
+    slice without its limit."""
     slices = {c.cell_id: c.dataset for c in run.config.cells()}
-    common = [run.model, run.config.seed, run.config.sampling.model_dump(mode="json")]
+    # the label holds the reasoning setting: a thinking-budget run's twin is never the budget-free run's
+    common = [run.label, run.config.seed, run.config.sampling.model_dump(mode="json")]
     return [(c, json.dumps([*common, slices[c.plan.cell_id].fingerprint_json()], sort_keys=True))
             for c in cells if c.plan.cell_id in slices]

@@ -141,10 +141,26 @@ def attribution_lines(results: Sequence[CellResult]) -> list[str]:
                                            "copy_rate_clean", "copy_rate_corrupted", *FLIP_RATES)]
             out.append(f"| {r.plan.label} | {a.get('with_misleading', 0)} / {r.n} | " + " | ".join(shown)
                        + f" | {_num(p)} | {_num(adjusted)} |")
-        out += _twin_lines(cells) + _position_lines(cells)
+        out += _twin_lines(cells) + _position_lines(cells) + _reasoning_lines(cells)
     typed = [r for r in results if r.extra.get("attribution", {}).get("error_types")]
     for task in dict.fromkeys(r.plan.task for r in typed):
         out += error_type_table(task, [r for r in typed if r.plan.task == task])
+    return out
+
+
+def _reasoning_lines(cells: Sequence[CellResult]) -> list[str]:
+    """The thinking cells' reasoning against misleading evidence (docs/metrics.md: denominator *R*)."""
+    thinking = [r for r in cells if "reasoning" in r.extra.get("attribution", {})]
+    if not thinking:
+        return []
+    out = ["", "Reasoning against misleading evidence: over the instances with a misleading hit and "
+           "reasoning text (R), the reasoning quotes a corrupted label; it does and the answer followed the "
+           "corruption (named the lie and still followed it).", "",
+           "| cell | R | quoted corruption | named the lie and followed it |", "|---|---|---|---|"]
+    for r in thinking:
+        counts = r.extra["attribution"]["reasoning"]
+        out.append(f"| {r.plan.label} | {counts['misleading_with_reasoning']} | "
+                   f"{_rate(r, 'quoted_corruption_rate')} | {_rate(r, 'named_lie_followed_rate')} |")
     return out
 
 
