@@ -22,7 +22,9 @@ Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from biorab.attribution.framing import FRAMING_FLIP_RATE, FRAMING_FOLLOWED_RATE, FRAMING_FOLLOWED_RATE_TWIN
 from biorab.attribution.order import ORDER_FLIP_RATE
@@ -144,41 +146,50 @@ def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     return [p for p in made if p is not None]
 
 
+def grouped_bars(groups: dict[str, dict[str, Mapping[str, Any] | None]], series: list[str], *, ylabel: str,
+                 path: Path, legend_title: str | None = None) -> Path:
+    """One bar chart of rates ×100 with their 95% CIs as error bars: a group of bars per key of `groups`,
+    one bar per entry of `series` (the value under that series' name in the group; a missing or empty one
+    draws no bar; a bound the bootstrap could not give draws no error bar)."""
+    from biorab.sweep.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(groups) * len(series)), 4.5))
+    width = 0.8 / len(series)
+    for j, name in enumerate(series):
+        xs, ys, low, high = [], [], [], []
+        for i, by_series in enumerate(groups.values()):
+            v = by_series.get(name)
+            if v is None or v.get("value") is None:
+                continue
+            y = float(v["value"]) * 100
+            lo, hi = v.get("ci_low"), v.get("ci_high")
+            xs.append(i + j * width)
+            ys.append(y)
+            low.append(y - float(lo) * 100 if lo is not None else 0.0)
+            high.append(float(hi) * 100 - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=name)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))])
+    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=7, title=legend_title)
+    return _save(fig, plt, path)
+
+
 def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
     """Order flip rate ×100 by order, error bars the 95% CIs, one group of bars per (model, dataset[,
     retriever, corpus]); ``None`` without an ordered cell."""
     ordered = [c for c in cells if (c.value(ORDER_FLIP_RATE) or {}).get("value") is not None]
     if not ordered:
         return None
-    from biorab.sweep.plots import _pyplot, _save
-
-    groups: dict[str, list[CellRecord]] = {}
+    groups: dict[str, dict[str, Mapping[str, Any] | None]] = {}
     for c in ordered:
-        groups.setdefault(f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", []).append(c)
-    orders = list(dict.fromkeys(c.order for c in ordered))
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) * len(orders) / 2), 4.5))
-    width = 0.8 / len(orders)
-    for j, order in enumerate(orders):
-        xs, ys, low, high = [], [], [], []
-        for i, group in enumerate(groups.values()):
-            found = [c for c in group if c.order == order]
-            if not found:
-                continue
-            v = found[0].metrics[ORDER_FLIP_RATE]
-            y = float(v["value"] or 0.0) * 100
-            xs.append(i + j * width)
-            ys.append(y)
-            lo, hi = v.get("ci_low"), v.get("ci_high")  # a bound the bootstrap could not give: no bar
-            low.append(y - float(lo) * 100 if lo is not None else 0.0)
-            high.append(float(hi) * 100 - y if hi is not None else 0.0)
-        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=order)
-    ax.set_xticks([i + width * (len(orders) - 1) / 2 for i in range(len(groups))])
-    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
-    ax.set_ylabel("answers flipped vs retrieved order ×100 [95% CI]")
-    ax.set_ylim(0, 102)
-    ax.legend(fontsize=7)
-    return _save(fig, plt, out / "order_flip_rate.png")
+        groups.setdefault(f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", {}).setdefault(
+            c.order, c.metrics[ORDER_FLIP_RATE])
+    return grouped_bars(groups, list(dict.fromkeys(c.order for c in ordered)),
+                        ylabel="answers flipped vs retrieved order ×100 [95% CI]",
+                        path=out / "order_flip_rate.png")
 
 
 def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
@@ -187,30 +198,11 @@ def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
     groups = plausibility_groups(cells)
     if not groups:
         return None
-    from biorab.sweep.plots import _pyplot, _save
-
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * 1.5), 4.5))
-    width = 0.8 / len(PLAUSIBILITY)
-    for j, (name, kind) in enumerate(PLAUSIBILITY):
-        xs, ys, low, high = [], [], [], []
-        for i, by_kind in enumerate(groups.values()):
-            v = by_kind[kind].value("misled_rate") if kind in by_kind else None
-            if v is None or v.get("value") is None:
-                continue
-            y = float(v["value"] or 0.0) * 100
-            lo, hi = v.get("ci_low"), v.get("ci_high")
-            xs.append(i + j * width)
-            ys.append(y)
-            low.append(y - float(lo) * 100 if lo is not None else 0.0)
-            high.append(float(hi) * 100 - y if hi is not None else 0.0)
-        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=name)
-    ax.set_xticks([i + width for i in range(len(groups))])
-    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
-    ax.set_ylabel("misled rate ×100 [95% CI]")
-    ax.set_ylim(0, 102)
-    ax.legend(fontsize=7, title="lies")
-    return _save(fig, plt, out / "misled_by_plausibility.png")
+    bars: dict[str, dict[str, Mapping[str, Any] | None]] = {
+        group: {name: by_kind[kind].value("misled_rate") for name, kind in PLAUSIBILITY if kind in by_kind}
+        for group, by_kind in groups.items()}
+    return grouped_bars(bars, [name for name, _ in PLAUSIBILITY], ylabel="misled rate ×100 [95% CI]",
+                        path=out / "misled_by_plausibility.png", legend_title="lies")
 
 
 def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
@@ -219,35 +211,13 @@ def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
     framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
     if not framed:
         return None
-    from biorab.sweep.plots import _pyplot, _save
-
-    groups: dict[str, list[CellRecord]] = {}
+    groups: dict[str, dict[str, Mapping[str, Any] | None]] = {}
     for c in framed:
-        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", []).append(c)
-    framings = list(dict.fromkeys(c.framing for c in framed))
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * len(framings) / 2), 4.5))
-    width = 0.8 / len(framings)
-    for j, framing in enumerate(framings):
-        xs, ys, low, high = [], [], [], []
-        for i, group in enumerate(groups.values()):
-            found = [c for c in group if c.framing == framing]
-            if not found:
-                continue
-            v = found[0].metrics[FRAMING_FLIP_RATE]
-            y = float(v["value"] or 0.0) * 100
-            lo, hi = v.get("ci_low"), v.get("ci_high")
-            xs.append(i + j * width)
-            ys.append(y)
-            low.append(y - float(lo) * 100 if lo is not None else 0.0)
-            high.append(float(hi) * 100 - y if hi is not None else 0.0)
-        ax.bar(xs, ys, width, yerr=[low, high], capsize=3, label=framing)
-    ax.set_xticks([i + width * (len(framings) - 1) / 2 for i in range(len(groups))])
-    ax.set_xticklabels(list(groups), fontsize=7, rotation=15, ha="right")
-    ax.set_ylabel("answers flipped vs the query as written ×100 [95% CI]")
-    ax.set_ylim(0, 102)
-    ax.legend(fontsize=7)
-    return _save(fig, plt, out / "framing_flip_rate.png")
+        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", {}).setdefault(
+            c.framing, c.metrics[FRAMING_FLIP_RATE])
+    return grouped_bars(groups, list(dict.fromkeys(c.framing for c in framed)),
+                        ylabel="answers flipped vs the query as written ×100 [95% CI]",
+                        path=out / "framing_flip_rate.png")
 
 
 def reliability_plot(cells: list[CellRecord], out: Path) -> Path | None:
