@@ -12,6 +12,7 @@ from typing import Any
 from biorab.cells import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.file_digests import file_digest
+from biorab.tracking.names import mlflow_name
 from biorab.tracking.session import TABLE_ROWS, CellEntry
 
 
@@ -80,7 +81,7 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
     if result.incomplete:  # metrics over a partial cell (failed rows) are not measurements: kept out
         return out
     for name, value in result.metrics.items():
-        key = name.replace("@", "_at_")
+        key = mlflow_name(name)
         for prefix, field_ in (("", "value"), ("ci_low/", "ci_low"), ("ci_high/", "ci_high")):
             number = value.get(field_)
             if number is not None:
@@ -100,7 +101,7 @@ def ci_tags(result: CellResult) -> dict[str, str]:
         out["attribution.baseline"] = str(baseline)
     for name, v in result.metrics.items():
         if v.get("value") is not None and v.get("ci_low") is not None and v.get("ci_high") is not None:
-            out[f"ci.{name}"] = f"{v['value']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+            out[f"ci.{mlflow_name(name)}"] = f"{v['value']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
     return out
 
 

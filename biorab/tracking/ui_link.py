@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from biorab.tracking.names import mlflow_name
 from biorab.tracking.preflight import is_server
 
 #: Where `mlflow ui` listens by default.
@@ -39,7 +40,7 @@ def view_key(parent_key: str) -> str:
 def runs_view(metrics: Iterable[str]) -> dict[str, Any]:
     """The runs table's state: the headline `metrics` (value and CI tag) and the settings, newest first."""
     names = list(dict.fromkeys(metrics))
-    columns = [f"metrics.`{m.replace('@', '_at_')}`" for m in names] + [f"tags.`ci.{m}`" for m in names]
+    columns = [f"metrics.`{mlflow_name(m)}`" for m in names] + [f"tags.`ci.{mlflow_name(m)}`" for m in names]
     columns += [f"params.`{p}`" for p in VIEW_PARAMS]
     return {"selectedColumns": columns, "orderByKey": "attributes.start_time", "orderByAsc": False}
 

@@ -47,13 +47,15 @@ def recompute(rows: list[dict[str, object]]) -> dict[str, float]:
     return out
 
 
-def test_abstention_metrics_in_summary_match_the_rows(tmp_path: Path, data_dir: Path) -> None:
+def test_abstention_metrics_in_summary_match_the_rows(tmp_path: Path, data_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the run's own local store
     cfg = ExperimentConfig.model_validate({
         "name": "abstain", "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"),
         "datasets": [{"name": "ade_corpus_v2", "limit": N}],
         "retrieval": [{"testbed": "negative_awareness", "retriever": "bm25"}],
         "backend": {"name": "fake", "params": {"mode": "map", "answers": answers(data_dir)}},
-        "sampling": {"max_tokens": 16, "score_labels": True}, "n_boot": 50, "tracking": {"enabled": False},
+        "sampling": {"max_tokens": 16, "score_labels": True}, "n_boot": 50, "tracking": {"enabled": True},
     })
     result = run_experiment(cfg)
     (cell,) = result.cells
@@ -75,12 +77,18 @@ def test_abstention_metrics_in_summary_match_the_rows(tmp_path: Path, data_dir: 
     assert "## Knowing when to abstain" in report
     gate = " | 1.000 [" + f"{metrics['probe_gate/accuracy']['ci_low']:.3f}, "
     assert gate in report and "Reliability (per confidence bin" in report
-    # MLflow: the cell plumbing logs every metric of the result ('@' written '_at_'), CI bounds apart.
-    from biorab.tracking.cells import cell_metrics
+    # MLflow, read back from the run's store: every metric of the result ('@' written '_at_': MLflow refuses
+    # it in a key), its CI bounds, and its CI tag
+    from mlflow.tracking import MlflowClient
 
-    logged = cell_metrics(cell)
+    client = MlflowClient(tracking_uri=result.tracking_uri)
+    experiment = client.get_experiment_by_name("abstain")
+    assert experiment is not None
+    (child,) = client.search_runs([experiment.experiment_id],
+                                  filter_string=f"tags.cell_id = '{cell.plan.cell_id}'")
     gate_names = ("probe_gate/accuracy", "probe_gate/coverage", "probe_gate/accuracy_probed")
     for name in (*recompute(rows), *gate_names):
         key = name.replace("@", "_at_")
-        assert logged[key] == pytest.approx(metrics[name]["value"]), key
-        assert logged["ci_low/" + key] == pytest.approx(metrics[name]["ci_low"]), key
+        assert child.data.metrics[key] == pytest.approx(metrics[name]["value"]), key
+        assert child.data.metrics["ci_low/" + key] == pytest.approx(metrics[name]["ci_low"]), key
+        assert child.data.tags["ci." + key].startswith(f"{metrics[name]['value']:.3f} ["), key
