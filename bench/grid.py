@@ -8,7 +8,7 @@ sweep gets ``limit: ceil(F x its split's rows)``, written into a copy of the swe
 indexes are built once); ``--fresh`` starts its rows over.
 
     python bench/grid.py jobs/paper.yaml --limit 2 --no-ray
-    python bench/grid.py jobs/paper.yaml --fraction 0.0625 --out /tmp/grid16 --cache /tmp/grid-cache
+    python bench/grid.py jobs/paper.yaml --fraction 0.0625 --out grid16 --cache grid-cache
 
 Peak RSS is sampled every 0.5 s over the driver's process tree (psutil): the driver, and every process
 whose command line names a Ray actor class (``ray::MapWorker(MapBatches(RetrievalActor))`` ...), by kind.
