@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.attribution.order import answer_items, order_flips
+from biorab.attribution.order import answer_items, twin_flips
 from biorab.cells import CellPlan, CellResult
 
 FRAMING_FLIP_RATE = "framing_flip_rate"
@@ -70,24 +70,13 @@ def follows(task: str, row: dict[str, Any], suggested: dict[str, str]) -> bool:
 def add_framing(results: Sequence[CellResult], cells_dir: Path, *, n_boot: int, seed: int) -> None:
     """Set the framing rates (with CIs) and ``extra["framing"]`` on every framed cell of `results` that has
     a framing twin among them."""
-    import pyarrow.parquet as pq
-
     from biorab.attribution.rates import rates
 
-    by_id = {r.plan.cell_id: r for r in results}
-    plans = [r.plan for r in results if r.plan.dataset is not None and r.plan.parses]
-    for result in results:
-        twin = framing_twin(result.plan, plans) if result.plan in plans else None
-        if twin is None:
-            continue
-        own = pq.read_table(result.predictions_path).to_pylist()
-        other = pq.read_table(by_id[twin.cell_id].predictions_path).to_pylist()
-        flips = order_flips(result.plan.task, own, other)
-        if not flips:
-            continue
+    for pair in twin_flips(results, framing_twin):
+        result, flips, own, other = pair.result, pair.flips, pair.rows, pair.twin_rows
         paired = [True] * len(flips)
         columns = {FRAMING_FLIP_RATE: (list(flips.values()), paired)}
-        extra = {"framing": result.plan.framing, "twin_cell_id": twin.cell_id, "paired": len(flips),
+        extra = {"framing": result.plan.framing, "twin_cell_id": pair.twin_cell_id, "paired": len(flips),
                  "flipped": sum(flips.values())}
         suggested = suggestions(cells_dir / result.plan.cell_id)
         if suggested:

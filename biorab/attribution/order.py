@@ -21,7 +21,8 @@ the position of the first misleading hit (``misled_by_rank/*``) is the attributi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from biorab.cells import CellPlan, CellResult
@@ -70,27 +71,46 @@ def order_flips(task: str, rows: Sequence[dict[str, Any]], twin_rows: Sequence[d
             for r in rows if r["id"] in twins}
 
 
-def add_order_flips(results: Sequence[CellResult], *, n_boot: int, seed: int) -> None:
-    """Set ``order_flip_rate`` (with its CI) and ``extra["order"]`` on every ordered cell of `results` that
-    has an order twin among them."""
-    import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class TwinFlips:
+    """A cell, the rows of the cell and of its twin, and per instance both hold whether the answer
+    differs (`order_flips`)."""
 
-    from biorab.attribution.rates import rates
+    result: CellResult
+    twin_cell_id: str
+    rows: list[dict[str, Any]]
+    twin_rows: list[dict[str, Any]]
+    flips: dict[str, bool]
+
+
+def twin_flips(results: Sequence[CellResult],
+               twin_of: Callable[[CellPlan, Sequence[CellPlan]], CellPlan | None]) -> Iterator[TwinFlips]:
+    """Every cell of `results` whose twin (`twin_of`: the order's, the framing's) is among them, with the
+    flips against it; a cell that shares no instance with its twin is left out."""
+    import pyarrow.parquet as pq
 
     by_id = {r.plan.cell_id: r for r in results}
     plans = [r.plan for r in results if r.plan.dataset is not None and r.plan.parses]
     for result in results:
-        twin = order_twin(result.plan, plans) if result.plan in plans else None
+        twin = twin_of(result.plan, plans) if result.plan in plans else None
         if twin is None:
             continue
         own = pq.read_table(result.predictions_path).to_pylist()
         other = pq.read_table(by_id[twin.cell_id].predictions_path).to_pylist()
         flips = order_flips(result.plan.task, own, other)
-        if not flips:
-            continue
-        flags = list(flips.values())
+        if flips:
+            yield TwinFlips(result, twin.cell_id, own, other, flips)
+
+
+def add_order_flips(results: Sequence[CellResult], *, n_boot: int, seed: int) -> None:
+    """Set ``order_flip_rate`` (with its CI) and ``extra["order"]`` on every ordered cell of `results` that
+    has an order twin among them."""
+    from biorab.attribution.rates import rates
+
+    for pair in twin_flips(results, order_twin):
+        result, flags = pair.result, list(pair.flips.values())
         value = rates({ORDER_FLIP_RATE: (flags, [True] * len(flags))}, n_boot=n_boot, seed=seed)
         result.metrics[ORDER_FLIP_RATE] = value[ORDER_FLIP_RATE].to_json()
         assert result.plan.retrieval is not None
-        result.extra["order"] = {"order": result.plan.retrieval.order, "twin_cell_id": twin.cell_id,
+        result.extra["order"] = {"order": result.plan.retrieval.order, "twin_cell_id": pair.twin_cell_id,
                                  "paired": len(flags), "flipped": sum(flags)}
