@@ -146,8 +146,12 @@ def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     return [p for p in made if p is not None]
 
 
-def grouped_bars(groups: dict[str, dict[str, Mapping[str, Any] | None]], series: list[str], *, ylabel: str,
-                 path: Path, legend_title: str | None = None) -> Path:
+#: Bars of a grouped chart: per group (one x position), per series, a rate with its CI (`grouped_bars`).
+Bars = dict[str, dict[str, Mapping[str, Any] | None]]
+
+
+def grouped_bars(groups: Bars, series: list[str], *, ylabel: str, path: Path,
+                 legend_title: str | None = None) -> Path:
     """One bar chart of rates ×100 with their 95% CIs as error bars: a group of bars per key of `groups`,
     one bar per entry of `series` (the value under that series' name in the group; a missing or empty one
     draws no bar; a bound the bootstrap could not give draws no error bar)."""
@@ -177,18 +181,24 @@ def grouped_bars(groups: dict[str, dict[str, Mapping[str, Any] | None]], series:
     return _save(fig, plt, path)
 
 
-def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
-    """Order flip rate ×100 by order, error bars the 95% CIs, one group of bars per (model, dataset[,
-    retriever, corpus]); ``None`` without an ordered cell."""
+def order_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
+    """The order plot's data: per (model, dataset, retriever, corpus) group, each order's flip rate (its
+    first cell's), and the orders in the cells' order."""
     ordered = [c for c in cells if (c.value(ORDER_FLIP_RATE) or {}).get("value") is not None]
-    if not ordered:
-        return None
-    groups: dict[str, dict[str, Mapping[str, Any] | None]] = {}
+    groups: Bars = {}
     for c in ordered:
         groups.setdefault(f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", {}).setdefault(
             c.order, c.metrics[ORDER_FLIP_RATE])
-    return grouped_bars(groups, list(dict.fromkeys(c.order for c in ordered)),
-                        ylabel="answers flipped vs retrieved order ×100 [95% CI]",
+    return groups, list(dict.fromkeys(c.order for c in ordered))
+
+
+def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Order flip rate ×100 by order, error bars the 95% CIs, one group of bars per (model, dataset,
+    retriever, corpus); ``None`` without an ordered cell."""
+    groups, orders = order_bars(cells)
+    if not groups:
+        return None
+    return grouped_bars(groups, orders, ylabel="answers flipped vs retrieved order ×100 [95% CI]",
                         path=out / "order_flip_rate.png")
 
 
@@ -198,7 +208,7 @@ def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
     groups = plausibility_groups(cells)
     if not groups:
         return None
-    bars: dict[str, dict[str, Mapping[str, Any] | None]] = {
+    bars: Bars = {
         group: {name: by_kind[kind].value("misled_rate") for name, kind in PLAUSIBILITY if kind in by_kind}
         for group, by_kind in groups.items()}
     return grouped_bars(bars, [name for name, _ in PLAUSIBILITY], ylabel="misled rate ×100 [95% CI]",
@@ -211,7 +221,7 @@ def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
     framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
     if not framed:
         return None
-    groups: dict[str, dict[str, Mapping[str, Any] | None]] = {}
+    groups: Bars = {}
     for c in framed:
         groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", {}).setdefault(
             c.framing, c.metrics[FRAMING_FLIP_RATE])

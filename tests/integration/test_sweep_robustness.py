@@ -67,6 +67,20 @@ def test_order_axis_planned_run_and_reported(tmp_path: Path, data_dir: Path,
                 assert v["value"] == 0.0  # order-insensitive: never flips
             shown += 1
     assert shown == 2 * (3 + 1)  # every ordered cell of both models
+    # the plot's bars: one group per (model, corpus), one bar per order that is not the retrieved one,
+    # each the cell's flip rate as summary.json has it
+    from biorab.sweep.collect import collect
+    from biorab.sweep.robustness_report import order_bars
+
+    groups, orders = order_bars(collect(sweep, path=path)[0])
+    assert sorted(orders) == sorted(ORDERS[1:])
+    drawn = {(group.split(" / ")[0], group.split(" / ")[3], order): v["value"]
+             for group, bars in groups.items() for order, v in bars.items() if v is not None}
+    want = {("last" if "last" in run else "fixed", _corpus(cell), _order_of(cell["cell"])):
+            cell["metrics"]["order_flip_rate"]["value"]
+            for run, summary in summaries.items() for cell in summary["cells"]
+            if "order_flip_rate" in cell["metrics"]}
+    assert drawn == want and len(drawn) == shown
 
 
 def _order_of(cell: str) -> str:
