@@ -9,7 +9,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIORAB := $(VENV)/bin/biorab
 STAMP := $(VENV)/.biorab-installed
-# Where `biorab data fetch` writes by default (biorab.paths.fetched_data_dir).
+# Where `biorab data fetch` writes by default (biorab.common.paths.fetched_data_dir).
 FETCHED := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/biorab/data
 
 .PHONY: run test

@@ -9,7 +9,7 @@ import socket
 
 def machine_line() -> str:
     """``CPU: N cores; flags: ...; load average L`` (the flags that decide the dtype story)."""
-    from biorab.generation.hf_dtype import cpu_flags
+    from biorab.generation.dtype import cpu_flags
 
     shown = " ".join(sorted(f for f in cpu_flags() if f in {"avx2", "avx512f", "avx512_bf16", "amx_tile"}))
     return f"CPU: {os.cpu_count()} cores; flags: {shown}; load average {os.getloadavg()[0]:.1f}"

@@ -40,8 +40,8 @@ def engine_params(engine: str, dtype: str) -> dict[str, Any]:
 
 def throughput(engine: str, dtype: str, batches: list[int], tokens: int) -> dict[int, float]:
     """Generated tokens per second at each batch size (one warm-up call first)."""
+    from biorab.common.records import Prompt
     from biorab.generation import SamplingParams, build_backend
-    from biorab.records import Prompt
 
     backend = build_backend(engine, engine_params(engine, dtype))
     try:
@@ -106,7 +106,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32, help="new tokens per prompt in the tok/s table")
     ap.add_argument("--skip-throughput", action="store_true")
     args = ap.parse_args()
-    from biorab.generation.hf_dtype import NATIVE_BF16_FLAGS, cpu_flags
+    from biorab.generation.dtype import NATIVE_BF16_FLAGS, cpu_flags
 
     flags = cpu_flags()
     shown = sorted(f for f in flags if f.startswith(("avx", "amx")) or f in NATIVE_BF16_FLAGS)
@@ -118,7 +118,7 @@ def main() -> None:
             for engine in ("transformers", "vllm"):
                 tps = throughput(engine, dtype, args.batches, args.tokens)
                 print(f"| {engine} | {dtype} | " + " | ".join(f"{tps[b]:.1f}" for b in args.batches) + " |")
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     model_cache = str(cache_dir())
     with tempfile.TemporaryDirectory(prefix="bench-engines-") as tmp:

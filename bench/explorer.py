@@ -54,7 +54,7 @@ CHECKS = ("parse", "error", "misled", "leaked", "corrupted", "copied")
 
 
 def machine() -> str:
-    from biorab.generation.hf_dtype import cpu_flags
+    from biorab.generation.dtype import cpu_flags
 
     shown = " ".join(sorted(f for f in cpu_flags() if f in {"avx2", "avx512f", "avx512_bf16", "amx_tile"}))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -249,7 +249,7 @@ def main() -> None:
                     help="no run: a synthetic sweep of the paper grid's shape (325 cells) with ROWS rows")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    from biorab.cli.process_env import apply_process_env_defaults
+    from biorab.cli.support.process_env import apply_process_env_defaults
     from biorab.explorer import write_explorer
 
     apply_process_env_defaults()

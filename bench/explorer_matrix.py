@@ -24,7 +24,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from biorab.explorer import write_explorer
-    from biorab.explorer.attribution import read_attribution
+    from biorab.explorer.attribution_file import read_attribution
     from tests.support.browser import browser_page
 
     started = time.perf_counter()

@@ -152,7 +152,7 @@ def prompts_of(config: Any) -> list[Any]:
 
 
 def _executor(use_ray: bool) -> Any:
-    from biorab.runner.execution.local import LocalExecutor
+    from biorab.runner.executors.local import LocalExecutor
     from pipelines.ray_executor import RayExecutor
 
     return RayExecutor() if use_ray else LocalExecutor()
@@ -169,7 +169,7 @@ def time_pipeline(config: Any, use_ray: bool) -> Timing:
         done += advance
         marks.append((time.perf_counter(), done))
 
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     # An empty generation store (every prompt is generated), but the prepared models of the usual cache.
     store = Path(tempfile.mkdtemp(prefix="bench-cache-"))
@@ -259,7 +259,7 @@ def smoke_wall_times(job: str, dtype: str) -> str:
     time the float32 path an AVX2-only CPU takes with ``auto``."""
     import yaml
 
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     biorab = str(Path(sys.executable).with_name("biorab"))
     lines = [f"{job} wall time (s), dtype {dtype}:  empty caches | fully cached rerun"]
@@ -346,10 +346,10 @@ def main() -> None:
     parser.add_argument("--no-smoke", action="store_true", help="skip the job's wall times")
     parser.add_argument("--smoke-only", action="store_true", help="only the job's wall times")
     args = parser.parse_args()
-    from biorab.cli.process_env import apply_process_env_defaults
+    from biorab.cli.support.process_env import apply_process_env_defaults
 
     apply_process_env_defaults()  # the pipeline and the bare runs in the environment `biorab` starts with
-    from biorab.generation.hf_dtype import machine_summary
+    from biorab.generation.dtype import machine_summary
 
     print(machine_summary(args.dtype), flush=True)
     if not args.smoke_only:

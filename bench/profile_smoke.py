@@ -101,7 +101,7 @@ def _datasets(rows: list[dict[str, Any]]) -> str:
 def instrument_stages(p: Phases) -> None:
     """Timers on the in-process stages and the runner's phases (driver side)."""
     import biorab.generation
-    import biorab.runner.execution.request as request
+    import biorab.runner.executors.request as request
     import biorab.runner.run as run
     from biorab.ral.retrieval_stage import RetrievalStage
     from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
@@ -128,7 +128,9 @@ def instrument_stages(p: Phases) -> None:
 
 def instrument_backend(p: Phases) -> None:
     """Timers inside the transformers backend: prefill/decode split by the input length of each forward."""
-    from biorab.generation import hf, hf_guided, hf_stopping
+    from biorab.generation.hf import backend as hf
+    from biorab.generation.hf import guided as hf_guided
+    from biorab.generation.hf import stopping as hf_stopping
 
     p.wrap(hf.TransformersBackend, "_generate_batch", "generate (HF generate)")
     p.wrap(hf.TransformersBackend, "_score", "label scoring")
@@ -210,7 +212,7 @@ def instrument_tracking(p: Phases) -> None:
 
 def empty_cache() -> Path:
     """A fresh cache root with the usual cache's prepared models linked in."""
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     store = Path(tempfile.mkdtemp(prefix="profile-cache-"))
     if (cache_dir() / "models").is_dir():
@@ -235,10 +237,10 @@ def main() -> None:
                         help="torch threads (default: the job's num_threads); 1 on a loaded machine, where "
                              "idle OpenMP threads spin-waiting on a descheduled peer inflate CPU seconds")
     args = parser.parse_args()
-    from biorab.cli.process_env import apply_process_env_defaults
+    from biorab.cli.support.process_env import apply_process_env_defaults
 
     apply_process_env_defaults()  # as `biorab` starts
-    from biorab.generation.hf_dtype import machine_summary
+    from biorab.generation.dtype import machine_summary
 
     print(machine_summary(args.dtype))
     p = Phases()
@@ -282,7 +284,7 @@ def profile_run(p: Phases, args: argparse.Namespace, out: Path) -> Any:
         instrument_ray(p, args.timeline)
         executor: Any = RayExecutor()
     else:
-        from biorab.runner.execution.local import LocalExecutor
+        from biorab.runner.executors.local import LocalExecutor
 
         instrument_backend(p)
         executor = LocalExecutor()

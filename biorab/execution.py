@@ -145,7 +145,7 @@ class ExecutionStats:
 class Executor(Protocol):
     """Runs pending rows through the request's pipeline (`biorab.ral.pipeline.STAGES`) and writes them.
 
-    Implementations: `biorab.runner.execution.local.LocalExecutor` (in-process) and
+    Implementations: `biorab.runner.executors.local.LocalExecutor` (in-process) and
     `pipelines.ray_executor.RayExecutor` (Ray Data). Both write the same shard files, so a run may switch
     between them and resume.
     """

@@ -22,9 +22,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from biorab.config_sections import Section, prepare_sections
+from biorab.common.config_sections import Section, prepare_sections
+from biorab.common.params import Params
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.params import Params
 from biorab.ral.retrieval_spec import RetrievalSpec
 
 ParserMode = Literal["robust", "strict_original"]
@@ -155,8 +155,8 @@ class ExperimentConfig(Params):
         datasets: the BioRAB dataset slices (cells: each × every retrieval setting); may be empty when
             `drugmech` is given.
         drugmech: DrugMech query files to evaluate (the block registered as ``drugmech`` in
-            `biorab.registry.CONFIG_SECTIONS`).
-        data_dir: the BioRAB data root (``None``: `biorab.paths.biorab_data_dir`).
+            `biorab.common.registry.CONFIG_SECTIONS`).
+        data_dir: the BioRAB data root (``None``: `biorab.common.paths.biorab_data_dir`).
         seed: seed of corpus corruption and of the bootstrap CIs.
         n_boot: bootstrap resamples for the CIs.
     """

@@ -2,7 +2,7 @@
 
 Every caller that keys something by what files hold uses these: the resume key of retrieving cells
 (the files their corpus is built from, `biorab.runner.plan.cell_slices`), the MLflow dataset inputs
-(`biorab.tracking.cells.folder_digest`) and the DrugMechDB parse cache. A file whose (size, mtime, ctime,
+(`biorab.tracking.cell_runs.folder_digest`) and the DrugMechDB parse cache. A file whose (size, mtime, ctime,
 inode) did not change since this process last read it is not read again, so digesting the corpus sources
 of every cell costs one ``stat`` per file after the first read (the staged BioRAB data's 24 corpora: 11
 files, 6.6 MB, 0.03 s the first time, 0.002 s after). ctime is in the signature because tools that copy

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 FIELDS = ("evidence", "prompt", "answer", "verdict")
 #: Every cause a difference may get (see the module docstring).
@@ -73,7 +73,7 @@ class CellReplay:
 
 def load_run(run_dir: Path) -> Any:
     """The run's experiment config (``config.yaml`` of the run dir)."""
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import ExperimentConfig
 
     path = run_dir / "config.yaml"
@@ -184,8 +184,8 @@ def difference_cause(config: Any, cell: Any, row: dict[str, Any], info: dict[str
                      *, prompt_differs: bool = False, answer_differs: bool = True) -> str:
     """Why the served `field` differs from the row's (one of `CAUSES`; see the module docstring)."""
     from biorab.caches import generation_key
+    from biorab.common.records import OutputConstraint, Prompt
     from biorab.generation.base import SamplingParams
-    from biorab.records import OutputConstraint, Prompt
 
     if (info.get("dataset") != cell.dataset.name
             or info.get("retrieval") != cell.retrieval.model_dump(mode="json")

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 MODE = "RAY_AUTH_MODE"
 TOKEN = "RAY_AUTH_TOKEN"

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from biorab.errors import BackendFatalError
+from biorab.common.errors import BackendFatalError
 from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
@@ -169,7 +169,7 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
             ray.shutdown()
 
 
-#: how a worker's traceback text names a BioRAB error: ``biorab.errors.BackendFatalError: message``
+#: how a worker's traceback text names a BioRAB error: ``biorab.common.errors.BackendFatalError: message``
 _ERROR_LINE = re.compile(r"^\s*biorab\.errors\.(\w+): (.+)$")
 
 
@@ -186,12 +186,12 @@ def wrapped_cause(error: BaseException, kind: type[E]) -> E | None:
     whose ``cause`` is that ``UserCodeException``; its ``__cause__``, the original, does not survive the
     pickling to the driver (measured on Ray 2.60: ``cause.__cause__`` is None). What survives is the
     worker's formatted traceback in the error's text, so the error is rebuilt from its last
-    ``biorab.errors.<Name>: …`` line naming a subclass of `kind` (the messages are one line,
+    ``biorab.common.errors.<Name>: …`` line naming a subclass of `kind` (the messages are one line,
     `openai_client._fatal_message`). An original found in the chain (a plain Ray task or actor call keeps it
     as ``cause``) is used first."""
     from ray.exceptions import RayError
 
-    import biorab.errors as errors
+    import biorab.common.errors as errors
 
     seen: set[int] = set()
     todo: list[BaseException] = [error]

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from biorab.common.params import Params
 from biorab.experiment import ResourcesConfig
-from biorab.params import Params
 from pipelines.ray_auth import local_ray_token
 
 

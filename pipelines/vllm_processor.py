@@ -2,7 +2,7 @@
 
 The backend must be ``vllm``: its params (model, dtype, tensor_parallel_size, gpu_memory_utilization,
 max_model_len, enforce_eager, seed, trust_remote_code, engine_args) become the processor's
-``engine_kwargs`` through the same `biorab.generation.vllm_engine.engine_kwargs` the in-process engine uses,
+``engine_kwargs`` through the same `biorab.generation.vllm.engine.engine_kwargs` the in-process engine uses,
 so switching ``llm_engine`` needs no other change. ``resources.llm.pool_size`` is the number of engine
 replicas (Ray's ``concurrency``) and ``batch_size`` the processor's batch size; Ray places each replica's
 tensor-parallel workers itself (one GPU per worker), so ``llm.num_gpus`` is not used on this path.
@@ -22,11 +22,11 @@ from typing import Any
 import pyarrow as pa
 
 from biorab.caches import GenerationStore, generation_key
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
+from biorab.common.records import Generation
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
 from biorab.ral.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
-from biorab.records import Generation
 
 #: The column ``ray.data.llm`` sets on a row whose request failed (with ``should_continue_on_error``).
 INFERENCE_ERROR = "__inference_error__"
@@ -36,7 +36,7 @@ PROMPT_COPY = "biorab_prompt"
 
 def processor_params(config: ExperimentConfig) -> Any:
     """The ``vllm`` backend's validated params (the processor path accepts no other backend)."""
-    from biorab.generation.vllm_engine import VLLMBackend
+    from biorab.generation.vllm.engine import VLLMBackend
 
     if config.backend.name != "vllm":
         raise ConfigError("llm_engine vllm_processor runs vLLM: set backend.name to vllm",
@@ -47,7 +47,7 @@ def processor_params(config: ExperimentConfig) -> Any:
 def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, Any], str]:
     """(model source, ``engine_kwargs`` of the processor, model digest for cache keys)."""
     from biorab.generation.model_source import resolve_model, weights_digest
-    from biorab.generation.vllm_engine import engine_kwargs
+    from biorab.generation.vllm.engine import engine_kwargs
 
     p = processor_params(config)
     if p.adapter_path:
@@ -80,7 +80,7 @@ def placement(config: ExperimentConfig) -> dict[str, Any]:
     (Ray's default bundle asks for a GPU, which a CPU node never has), the engine's environment
     (``VLLM_CPU_KVCACHE_SPACE``) for its replicas, and no separate tokenize/detokenize stages; on GPU,
     Ray's default (one GPU bundle per tensor-parallel worker)."""
-    from biorab.generation.vllm_engine import engine_env
+    from biorab.generation.vllm.engine import engine_env
 
     p = processor_params(config)
     if not processor_on_cpu(config):
@@ -112,7 +112,7 @@ def request_sampling(sampling: SamplingParams, row: Mapping[str, Any]) -> dict[s
 
     ``structured_outputs`` is always present (``None`` when unconstrained) so that every row has the same
     columns; Ray's engine stage pops it and builds `StructuredOutputsParams` only when it is set."""
-    from biorab.generation.vllm_engine import sampling_kwargs, structured_spec
+    from biorab.generation.vllm.engine import sampling_kwargs, structured_spec
 
     prompt = row_prompt(dict(row))
     return {**sampling_kwargs(sampling, prompt), "structured_outputs": structured_spec(sampling, prompt)}

@@ -1,4 +1,4 @@
-"""The tuned adapter: a local PEFT folder, or an MLflow model URI resolved to one (`biorab.model_refs`,
+"""The tuned adapter: a local PEFT folder, or an MLflow model URI resolved to one (`biorab.common.model_refs`,
 the resolver every consumer of a trained model uses).
 
 ``models:/biorab-ral-adapter@best`` (what the Ray Tune training registers), ``models:/NAME/VERSION`` and
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from biorab.model_refs import resolve_model_ref
+from biorab.common.model_refs import resolve_model_ref
 
 ADAPTER_FILE = "adapter_config.json"
 

@@ -103,7 +103,7 @@ def vllm_params(params: dict[str, Any], adapters: Mapping[str, ResolvedAdapter],
                 ) -> dict[str, Any]:
     """The engine's params for serving `adapters` on one engine: LoRA on (the first adapter's folder
     enables it), ranks up to the largest adapter's, `max_loaded` adapters in a batch and in memory."""
-    from biorab.generation.vllm_engine import lora_rank
+    from biorab.generation.vllm.engine import lora_rank
 
     first = next(iter(adapters.values())).path
     rank = max(lora_rank(a.path) for a in adapters.values())

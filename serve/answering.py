@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from biorab.caches import GenerationStore
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
+from biorab.common.paths import cache_dir
+from biorab.common.records import Example, Hit
 from biorab.generation.base import SamplingParams
-from biorab.paths import cache_dir
 from biorab.ral import Answer, AnswerOptions, MethodCorpora, RALParts, Stores, assemble
-from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_NEGATIVE, get_task
 from serve.admission import Admission
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings

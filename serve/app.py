@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import Field
 from ray.serve import Application
 
-from biorab.config_loading import validate_mapping
-from biorab.errors import ConfigError
-from biorab.params import Params
+from biorab.common.config_loading import validate_mapping
+from biorab.common.errors import ConfigError
+from biorab.common.params import Params
 from serve.answering import serve_parts
 from serve.auth import ENV_VAR, digest, load_keys
 from serve.config import DeploymentOptions, GeneratorOptions, ServeConfig, load_serve_config

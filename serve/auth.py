@@ -12,7 +12,7 @@ import hmac
 import os
 from pathlib import Path
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 ENV_VAR = "BIORAB_API_KEYS"
 

@@ -17,9 +17,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.ral import RetrievedHits
-from biorab.records import Generation, Prompt
 from serve.admission import Admission, Refused
 from serve.deadlines import ticket, wait_for
 

@@ -15,12 +15,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from biorab.config_loading import read_yaml, validate_mapping
-from biorab.errors import ConfigError
+from biorab.common.config_loading import read_yaml, validate_mapping
+from biorab.common.errors import ConfigError
+from biorab.common.params import Params
 from biorab.experiment import BackendSpec, ParserMode
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.params import Params
 from biorab.ral.retrieval_spec import RetrievalSpec
 from pipelines.ray_setup import RaySettings
 
@@ -323,7 +323,7 @@ class ServeConfig(Params):
     def tensor_parallel_size(self) -> int:
         """GPUs per generator replica: the ``tensor_parallel_size`` of a backend with
         `Capabilities.tensor_parallel` (``vllm``), else 1."""
-        from biorab.registry import BACKENDS
+        from biorab.common.registry import BACKENDS
 
         # an unknown name is not refused here but by `check_components`, which names the known ones
         if self.backend.name not in BACKENDS or not capabilities_of(self.backend.name).tensor_parallel:
@@ -388,8 +388,8 @@ def check_components(cfg: ServeConfig, path: str | Path | None = None) -> None:
     template variant. Builds nothing and loads no model or vLLM (the GPU path is validated here too)."""
     import biorab.generation
     import biorab.retrieval  # noqa: F401  (both register their components on import)
-    from biorab.build import build_params
-    from biorab.registry import BACKENDS, RETRIEVERS
+    from biorab.common.build import build_params
+    from biorab.common.registry import BACKENDS, RETRIEVERS
     from biorab.tasks import get_template
 
     try:
@@ -408,8 +408,8 @@ def check_components(cfg: ServeConfig, path: str | Path | None = None) -> None:
 
 
 def _backend_fields(name: str) -> set[str]:
-    from biorab.build import params_model
-    from biorab.registry import BACKENDS
+    from biorab.common.build import params_model
+    from biorab.common.registry import BACKENDS
 
     model = params_model(BACKENDS.get(name))
     return set(model.model_fields) if model is not None else set()

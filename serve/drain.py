@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from biorab.atomic_files import write_text_atomic
+from biorab.common.atomic_files import write_text_atomic
 
 POLL_S = 0.1
 DRAIN_FILE = "drain"

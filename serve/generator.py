@@ -27,10 +27,10 @@ from typing import Any
 
 from ray import serve
 
+from biorab.common.records import Generation, Prompt
 from biorab.generation import build_backend
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.records import Generation, Prompt
 from serve.deadlines import DeadlineExceeded, Ticket
 from serve.metrics import DropMetrics
 
@@ -52,12 +52,12 @@ FAILED = "generation failed for this prompt"
 def serving_backend(name: str, params: dict[str, Any]) -> Any:
     """The backend a generator replica serves with: the backend's async engine where its capabilities
     name one (`Capabilities.async_engine`: for ``vllm``, vLLM's async engine, continuous batching and aborts,
-    `biorab.generation.vllm_async`) from the same params as the offline engine; else the registry's
+    `biorab.generation.vllm.async_engine`) from the same params as the offline engine; else the registry's
     backend, batched by `serve.batch`."""
     engine = capabilities_of(name).async_engine
     if engine is None:
         return build_backend(name, params)
-    from biorab.config_loading import validate_mapping
+    from biorab.common.config_loading import validate_mapping
 
     module, attribute = engine.split(":", 1)
     cls = getattr(importlib.import_module(module), attribute)

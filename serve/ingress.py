@@ -173,7 +173,7 @@ class Ingress:
             raise unavailable(retry, "generator") from e
         store = None
         if self.cfg.cache.generations:
-            from biorab.paths import cache_dir
+            from biorab.common.paths import cache_dir
 
             store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
         return Answerer(ral.cfg, ral.parts, ral.retriever, ral.generator, ral.model_info["model_digest"],

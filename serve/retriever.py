@@ -25,11 +25,11 @@ class Retriever:
         parts: the served RAL's parts (`serve.answering.serve_parts`, with the entry's transformed corpus
             when it has a ``method``); its ``filter`` and ``method`` apply as in `biorab run`, whose cells
             build their retriever from the same `biorab.ral.RALParts.retriever`.
-        cache_dir: the cache root (``None``: `biorab.paths.cache_dir`); `hits`: use the hit cache.
+        cache_dir: the cache root (``None``: `biorab.common.paths.cache_dir`); `hits`: use the hit cache.
     """
 
     def __init__(self, parts: RALParts, *, cache_dir: str | None = None, hits: bool = True) -> None:
-        from biorab.paths import cache_dir as default_cache
+        from biorab.common.paths import cache_dir as default_cache
 
         root = default_cache(cache_dir)
         store = thread_safe(HitStore(default_store_paths(Path(root))[0])) if hits else None

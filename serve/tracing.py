@@ -16,9 +16,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from biorab.common.records import Example
 from biorab.ral import Answer
 from biorab.ral.rows import example_row, hits_json, set_generation, set_prediction, set_prompt
-from biorab.records import Example
 
 log = logging.getLogger("ray.serve")
 

@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from biorab.config_loading import read_yaml, validate_mapping
+from biorab.common.config_loading import read_yaml, validate_mapping
+from biorab.common.params import Params
 from biorab.learn.config import EncoderTrainParams, PeftTrainParams, TrainingSource
 from biorab.learn.holdout import CorpusHoldOut
-from biorab.params import Params
 from pipelines.ray_setup import RaySettings
 
 SPACE_KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
@@ -138,7 +138,7 @@ class TuneJobConfig(Params):
 
 
 def load_tune_config(path: str | Path) -> TuneJobConfig:
-    """Read and validate a tune job YAML (a `biorab.errors.ConfigError` names the key and file)."""
+    """Read and validate a tune job YAML (a `biorab.common.errors.ConfigError` names the key and file)."""
     return validate_mapping(TuneJobConfig, read_yaml(path), path=path)
 
 

@@ -50,7 +50,7 @@ def _executor(use_ray: bool) -> Any:
         from pipelines.ray_executor import RayExecutor
 
         return RayExecutor()
-    from biorab.runner.execution.local import LocalExecutor
+    from biorab.runner.executors.local import LocalExecutor
 
     return LocalExecutor()
 
@@ -58,7 +58,7 @@ def _executor(use_ray: bool) -> Any:
 def _compare(cell_a: Any, cell_b: Any, config: Any) -> Any:
     import pyarrow.parquet as pq
 
-    from biorab.labels import LABELS
+    from biorab.common.labels import LABELS
     from biorab.metrics.paired import compare
     from biorab.ral.rows import from_table, row_prediction
 

@@ -161,7 +161,7 @@ def _tuner(
 
 
 def _best(cfg: TuneJobConfig, grid: Any, job_dir: Path, restored: bool) -> TuneOutcome:
-    from biorab.errors import BioRABError
+    from biorab.common.errors import BioRABError
 
     trials = {
         r.metrics.get("trial_id", str(i)): {

@@ -14,7 +14,7 @@ def tune_encoder(
     cfg: TuneJobConfig, *, fresh: bool = False, progress: Progress | None = None, root: Path | None = None
 ) -> TuneOutcome:
     """Build the triplets (checked before Ray starts), tune, then measure the best encoder's ledger AUROC."""
-    from biorab.errors import ConfigError
+    from biorab.common.errors import ConfigError
     from biorab.learn import build_triplets, records_digest
     from biorab.learn.checks import require_records
     from biorab.learn.encoder_model import base_location

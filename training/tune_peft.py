@@ -14,7 +14,7 @@ def tune_peft(
     cfg: TuneJobConfig, *, fresh: bool = False, progress: Progress | None = None, root: Path | None = None
 ) -> TuneOutcome:
     """Build and check the instruction set, base model and initial adapter (before Ray starts), then tune."""
-    from biorab.errors import ConfigError
+    from biorab.common.errors import ConfigError
     from biorab.learn import build_instruction_set, records_digest
     from biorab.learn.checks import require_records, resolve_base_model
     from biorab.learn.peft_model import check_init_adapter, quantization
@@ -24,7 +24,7 @@ def tune_peft(
     source = resolve_base_model(cfg.peft.model, key="peft.model")
     quantization(cfg.peft)
     if cfg.peft.adapter_init is not None:
-        from biorab.model_refs import resolve_artifact
+        from biorab.common.model_refs import resolve_artifact
 
         init = resolve_artifact(cfg.peft.adapter_init, key="peft.adapter_init")
         check_init_adapter(str(init), cfg.peft, source)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.records import Hit, Prediction
+from biorab.common.records import Hit, Prediction
 from biorab.tasks import get_task
 
 
@@ -53,7 +53,7 @@ def answer_flags(task: str, gold: str | None, prediction: Prediction, hits: Sequ
       corrupted hit's, a misleading hit's).
     A parse failure has no items: it follows and copies nothing. `error_types`: the task's
     (`TaskType.error_types`) for open answers (``closed`` tasks: ``None``). The same function flags the
-    no-retrieval twin's answer against the cell's hits (`biorab.attribution.cells`).
+    no-retrieval twin's answer against the cell's hits (`biorab.attribution.cell_attribution`).
     """
     kind = get_task(task)
     predicted = kind.answer_items(prediction.label) if prediction.ok and prediction.label else frozenset()

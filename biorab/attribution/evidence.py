@@ -3,7 +3,8 @@ ledger changed it, or the cell's corpus method relabelled it), a test duplicate 
 from another dataset (diverse), unlabeled.
 
 The ledger is rebuilt from the cell's (testbed, dataset, rate, seed, data): the testbed corpora are
-deterministic, as `biorab.tracking.cells.write_ledger` relies on too. The training labels are read from the
+deterministic, as `biorab.tracking.cell_runs.write_ledger` relies on too. The training labels are read from
+the
 training splits the corpora are built from, so a wrong label counts whoever made it wrong.
 """
 
@@ -15,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorab.attribution.answers import label_items
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
+from biorab.common.errors import UnknownNameError
+from biorab.common.records import Hit
 from biorab.corpora.corpus import LedgerEntry
 from biorab.corpora.text_identity import normalized_text
-from biorab.errors import UnknownNameError
-from biorab.records import Hit
 
 #: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
 #: swapped, or a multi-label set with a label swapped or dropped, is the whole label; a removed value is

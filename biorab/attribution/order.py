@@ -16,7 +16,7 @@ and per cell, with the seeded bootstrap CI of every attribution rate (`biorab.at
 
 ``extra["order"]`` holds the order, the twin's cell id, the paired and flipped counts. The misled rate by
 the position of the first misleading hit (``misled_by_rank/*``) is the attribution's own
-(`biorab.attribution.cells`), which an ordered cell moves.
+(`biorab.attribution.cell_attribution`), which an ordered cell moves.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.cells import CellPlan, CellResult
+from biorab.common.cell_records import CellPlan, CellResult
 
 ORDER_FLIP_RATE = "order_flip_rate"
 

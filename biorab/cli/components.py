@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 
 def _kind(kind: str) -> str:
-    from biorab.registry import ALL_REGISTRIES
+    from biorab.common.registry import ALL_REGISTRIES
 
     for candidate in (kind, f"{kind}s", kind.rstrip("s") + "s"):
         if candidate in ALL_REGISTRIES:
@@ -24,7 +24,7 @@ KIND_HELP = "datasets, tasks, parsers, metrics, corpora, retrievers or backends"
 
 def ls(kind: Annotated[str, typer.Argument(help=KIND_HELP)]) -> None:
     """List the registered components of one kind, one name per line."""
-    from biorab.registry import ALL_REGISTRIES
+    from biorab.common.registry import ALL_REGISTRIES
 
     for name in ALL_REGISTRIES[_kind(kind)].names():
         typer.echo(name)
@@ -43,7 +43,7 @@ def validate(
     answering within 3 s) and list its cells. A sweep file gets the checks `biorab sweep` makes before
     launch (every model, adapter and encoder loads here, data files, templates, resources), all problems
     listed at once."""
-    from biorab.config_loading import read_yaml
+    from biorab.common.config_loading import read_yaml
     from biorab.runner.checks.preflight import preflight
     from biorab.sweep.config import is_run_config
 

@@ -15,8 +15,8 @@ import typer
 from biorab.cli.data_options import DataDirOption
 
 if TYPE_CHECKING:
+    from biorab.common.records import Example
     from biorab.datasets.stats import SplitStats
-    from biorab.records import Example
 
 data_app = typer.Typer(
     help="Inspect the datasets: row counts, labels, duplicates, examples.", no_args_is_help=True
@@ -43,10 +43,10 @@ def stats(
     A duplicate is a row whose (text, label) repeats an earlier row of the same split; for triple
     extraction the label counts are relation counts.
     """
+    from biorab.common.errors import ConfigError
+    from biorab.common.paths import biorab_data_dir
     from biorab.datasets import STAGED_DATASETS
     from biorab.datasets.stats import dataset_stats
-    from biorab.errors import ConfigError
-    from biorab.paths import biorab_data_dir
 
     if params is not None:
         if not dataset or len(dataset) != 1:
@@ -69,9 +69,9 @@ def stats(
 
 def _loader_params(name: str, path: Path) -> dict[str, Any]:
     """The params file of loader `name`, validated here so that an error names the file and the key."""
-    from biorab.build import build_params
-    from biorab.config_loading import read_yaml
-    from biorab.registry import DATASETS
+    from biorab.common.build import build_params
+    from biorab.common.config_loading import read_yaml
+    from biorab.common.registry import DATASETS
 
     validated = build_params(DATASETS, name, read_yaml(path), path=path)
     return validated.model_dump() if validated is not None else {}

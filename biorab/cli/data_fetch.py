@@ -29,10 +29,10 @@ def fetch(
 ) -> None:
     """Download DrugMechDB, the DrugMech release and the BioRAB datasets from their pinned public sources,
     check every file's sha256, rebuild the derived files, and report what failed (exit code 2)."""
-    from biorab.errors import DataError
+    from biorab.common.errors import DataError
+    from biorab.common.paths import fetched_data_dir
     from biorab.fetching import fetch_files, load_manifest
     from biorab.fetching.progress import FetchProgress
-    from biorab.paths import fetched_data_dir
 
     root = (data_dir or fetched_data_dir()).expanduser()
     files = load_manifest().select(tuple(names or ("biorab", "drugmechdb", "drugmechcf")))

@@ -28,9 +28,9 @@ def leakage(
 
     A run excludes such hits with ``exclude_test_duplicates: true`` on its retrieval entries.
     """
+    from biorab.common.paths import biorab_data_dir, cache_dir
     from biorab.corpora.leakage import PAPER_RATES, leakage_audit
     from biorab.datasets import STAGED_DATASETS
-    from biorab.paths import biorab_data_dir, cache_dir
 
     root = biorab_data_dir(data_dir)
     result = leakage_audit(tuple(names or STAGED_DATASETS), data_dir=root,

@@ -30,8 +30,8 @@ DrugMechDBOption = Annotated[
 
 
 def _load_db(path: Path | None) -> DrugMechDB:
+    from biorab.common.paths import drugmechdb_dir
     from biorab.drugmech.graph.drugmechdb import load_drugmechdb
-    from biorab.paths import drugmechdb_dir
 
     if path is not None and path.is_file():
         return load_drugmechdb(path)
@@ -112,9 +112,9 @@ def generate(
                                                         "--negatives release).")] = None,
 ) -> None:
     """Generate a query set in the released files' schema."""
+    from biorab.common.errors import ConfigError
     from biorab.drugmech.generate.query_sets import GenerateOptions, parse_kind, write_generated
     from biorab.drugmech.generate.query_sets import generate as run_generate
-    from biorab.errors import ConfigError
 
     parse_kind(kind)  # fail on a bad kind before loading DrugMechDB
     if mode not in ("exact", "faithful"):

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from biorab.errors import ConfigError, DataError
+from biorab.common.errors import ConfigError, DataError
 
 _RELEASE_HELP = "Folder of the released query files (or the drugmechcf folder above it)."
 _PRIMEKG_HELP = "PrimeKG kg.csv: describes the diseases of factual negatives outside NAMED_DISEASE."
@@ -152,7 +152,7 @@ def respond(
     from biorab.drugmech.experiment.responses_export import backend_errors, response_rows, write_responses
     from biorab.drugmech.prompts.render import DISEASE_MODES, WORLDS
     from biorab.runner import run_experiment
-    from biorab.runner.execution.local import LocalExecutor
+    from biorab.runner.executors.local import LocalExecutor
 
     if world not in WORLDS or mode not in DISEASE_MODES:
         raise ConfigError(f"unknown world {world!r} or mode {mode!r}", key="--world/--mode")

@@ -41,7 +41,7 @@ def explore(
 
 def _log(folder: Path, explorer: Path) -> str | None:
     """Log on the parent run of the run (``config.yaml``) or sweep (``sweep.yaml``) in `folder`."""
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import ExperimentConfig
     from biorab.sweep.config import load_sweep
     from biorab.tracking.experiment import parent_key

@@ -9,10 +9,10 @@ from typing import Any
 
 import typer
 
-from biorab.cli import exit_codes
-from biorab.cli.flag_help import use_flag_help
-from biorab.cli.process_env import apply_process_env_defaults
-from biorab.errors import BioRABError
+from biorab.cli.support import exit_codes
+from biorab.cli.support.flag_help import use_flag_help
+from biorab.cli.support.process_env import apply_process_env_defaults
+from biorab.common.errors import BioRABError
 
 # One module per command group. A group that cannot load (a missing file, a missing dependency: a broken
 # install) must not vanish from the CLI: `main()` fails naming the module and its import error.
@@ -68,7 +68,7 @@ use_flag_help(app)  # flags show no `<bool>` value to type in any --help
 
 def main() -> None:
     """Entry point: runs the Typer app and turns errors into a one-line message and an exit status
-    (`biorab.cli.exit_codes`): 2 for bad input, disks and stores, 130 for an interrupt."""
+    (`biorab.cli.support.exit_codes`): 2 for bad input, disks and stores, 130 for an interrupt."""
     apply_process_env_defaults()
     if LOAD_ERRORS:
         _fail(load_error_message(), exit_codes.BROKEN_INSTALL)
@@ -84,7 +84,7 @@ def main() -> None:
         locked = isinstance(e, RunLockedError)
         _fail(f"error: {e}", exit_codes.LOCKED if locked else exit_codes.USAGE_OR_INPUT)
     except OSError as e:
-        from biorab.cli.os_errors import describe_os_error
+        from biorab.cli.support.os_errors import describe_os_error
 
         _fail(f"error: {describe_os_error(e)}", exit_codes.USAGE_OR_INPUT)
     except typer.Exit as e:

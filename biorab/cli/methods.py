@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 Method = Annotated[str, typer.Option("--method", help="detect_correct (labeled/counterfactual) | llm_label "
                                                       "(unlabeled).")]
@@ -32,13 +32,13 @@ def corpus_transform(
 ) -> None:
     """Transform a testbed corpus with the paper's method, through the shared generation cache."""
     from biorab.caches import GenerationStore, default_store_paths
+    from biorab.common.paths import cache_dir
     from biorab.corpora import build_corpus
     from biorab.generation import build_backend
     from biorab.generation.prepare import prepare_for_backend
     from biorab.methods import score_transform, transform_corpus, write_transformed
     from biorab.methods.corpus_transform import check_method
     from biorab.methods.prompts import PROMPT_VERSION
-    from biorab.paths import cache_dir
     from biorab.ral import CachedGenerator
 
     check_method(method, testbed)

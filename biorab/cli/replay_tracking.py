@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorab.errors import ConfigError, TrackingError
+from biorab.common.errors import ConfigError, TrackingError
 
 
 def track_dir(path: Path, *, uri: str | None = None) -> str:
@@ -37,7 +37,7 @@ def _track_sweep(path: Path, uri: str | None) -> str:
 
 
 def _track_run(path: Path, uri: str | None) -> str:
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import ExperimentConfig
     from biorab.runner import run_experiment
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.retrieval.selection import Selection
 
 # One default for `biorab retrieve` and `biorab run` configs (`retrieval[].keep_ties`): the selection's.
@@ -157,7 +157,7 @@ def _pool(pool: str | None) -> list[str] | None:
 
 def _engine_params(retriever: str, encoder: str | None, model: str | None) -> dict[str, Any]:
     """The retriever's params for the --encoder/--model flags."""
-    from biorab.registry import RETRIEVERS
+    from biorab.common.registry import RETRIEVERS
 
     if retriever in RETRIEVERS and retriever not in ("dense", "hybrid") and (encoder or model):
         # Silently ignoring them would show BM25 hits to a user who asked for an encoder.
@@ -183,7 +183,7 @@ def _assembled(dataset: str, testbed: str, rate: float | None, retriever: str, p
                selection: dict[str, Any], seed: int, data_dir: Path | None, pool: str | None) -> Any:
     """The RAL's retriever of the flags' setting, assembled as `biorab run` assembles a cell (the flags are a
     `biorab.ral.RetrievalSpec`, checked as a run config's retrieval entry is)."""
-    from biorab.config_loading import validate_mapping
+    from biorab.common.config_loading import validate_mapping
     from biorab.ral import RetrievalSpec, assemble
 
     entry = validate_mapping(RetrievalSpec, {"testbed": testbed, "rate": rate, "retriever": retriever,

@@ -40,7 +40,7 @@ def run(
     """
     from rich.console import Console
 
-    from biorab.cli.stop_signals import Stopped, exit_stopped, install_stop_handlers
+    from biorab.cli.support.stop_signals import Stopped, exit_stopped, install_stop_handlers
     from biorab.runner import run_experiment
     from biorab.runner.checks.preflight import preflight
     from biorab.runner.plan.experiment_source import experiment_sources
@@ -100,7 +100,7 @@ def run(
 
 def _exit_if_incomplete(result: Any) -> None:
     """Failed rows make a run incomplete: its numbers are not scores, and the status says so (3)."""
-    from biorab.cli.exit_codes import INCOMPLETE
+    from biorab.cli.support.exit_codes import INCOMPLETE
 
     cells = [c for c in result.cells if c.incomplete]
     if cells:
@@ -113,7 +113,7 @@ def _exit_if_incomplete(result: Any) -> None:
 
 def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | None, err: Any) -> Any:
     """The checked config, after fetching the data it needs when this machine has none."""
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import BackendSpec, ExperimentConfig
     from biorab.runner.checks.validate import check_experiment, load_experiment
 
@@ -128,10 +128,10 @@ def _load(config: Path, *, data_dir: Path | None, fetch: bool, backend: str | No
 
 
 def _fetch_for(cfg: Any, err: Any) -> None:
-    from biorab.errors import DataError
+    from biorab.common.errors import DataError
+    from biorab.common.paths import fetched_data_dir
     from biorab.fetching import fetch_files, load_manifest
     from biorab.fetching.progress import FetchProgress
-    from biorab.paths import fetched_data_dir
     from biorab.runner.checks.fetch_needs import names_to_fetch
 
     mirror = os.environ.get("BIORAB_DATA_MIRROR")
@@ -156,7 +156,7 @@ class _ProgressLines:
     def __init__(self) -> None:
         import threading
 
-        from biorab.progress_lines import ProgressLines
+        from biorab.common.progress_lines import ProgressLines
 
         self.lines = ProgressLines("rows", write=lambda line: print(line, file=sys.stderr, flush=True))
         self.stop = threading.Event()
@@ -188,7 +188,7 @@ def _ray_for(cfg: Any, no_ray: bool) -> Iterator[None]:
         return
     import ray
 
-    from biorab.cli.stop_signals import install_stop_handlers
+    from biorab.cli.support.stop_signals import install_stop_handlers
     from pipelines.ray_setup import init_ray
 
     started = init_ray(cfg.resources)
@@ -203,7 +203,7 @@ def _ray_for(cfg: Any, no_ray: bool) -> Iterator[None]:
 def _executor(no_ray: bool) -> Any:
     """The edge chooses the executor: in-process, or the Ray Data pipeline (imported only here)."""
     if no_ray:
-        from biorab.runner.execution.local import LocalExecutor
+        from biorab.runner.executors.local import LocalExecutor
 
         return LocalExecutor()
     from pipelines.ray_executor import RayExecutor
@@ -215,7 +215,7 @@ class _progress:
     """A rich bar (done/total, rate, ETA) driven by the runner's ``progress(advance, total)`` callback."""
 
     def __init__(self, console: Any) -> None:
-        from biorab.cli.progress_bar import progress_bar
+        from biorab.cli.support.progress_bar import progress_bar
 
         self.bar = progress_bar(console, "[bold]instances")
         self.task = self.bar.add_task("run", total=None, rate="")

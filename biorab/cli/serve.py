@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 import typer
 
-from biorab.cli.exit_codes import INTERRUPTED
+from biorab.cli.support.exit_codes import INTERRUPTED
 
 EXAMPLE_INPUT = "The patient developed a severe rash after starting amoxicillin."
 #: The temp dir this command made for its local Ray (removed on stop); None when configured or remote.

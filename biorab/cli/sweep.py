@@ -25,8 +25,8 @@ def plan(
     """Cells, unique retrieval and generation keys (after dedupe and against the caches), tokens and
     GPU-hours of CONFIG, and every config error, in seconds and without a GPU. A run config's cells are
     listed by id with their rows and prompt tokens; a sweep's with --cells."""
-    from biorab.config_loading import read_yaml, validate_mapping
-    from biorab.errors import ConfigError
+    from biorab.common.config_loading import read_yaml, validate_mapping
+    from biorab.common.errors import ConfigError
     from biorab.experiment import ExperimentConfig
     from biorab.sweep import load_sweep
     from biorab.sweep.config import is_run_config
@@ -129,7 +129,7 @@ def sweep(
     (models, adapters, encoders, data files, templates, resources) is listed before anything starts (exit
     2). SIGTERM and Ctrl-C stop it with one line (exit 143 / 130), every MLflow run closed; rerun to
     resume."""
-    from biorab.cli.stop_signals import Stopped, exit_stopped, install_stop_handlers
+    from biorab.cli.support.stop_signals import Stopped, exit_stopped, install_stop_handlers
     from biorab.sweep import load_sweep
     from biorab.sweep.run import prepare_sweep
 
@@ -159,7 +159,7 @@ def sweep(
     if rehearse:
         _finish_rehearsal(real, sweep, cfg, result, subs)
     if result.tracking_error:
-        from biorab.errors import TrackingError
+        from biorab.common.errors import TrackingError
 
         raise TrackingError(result.tracking_error)
 
@@ -180,8 +180,8 @@ def _run(cfg: Any, path: Path, runs: list[Any], *, no_ray: bool, resume: bool, l
     itself (one line, exit 2)."""
     from rich.console import Console
 
-    from biorab.cli.ray_errors import biorab_cause
-    from biorab.cli.sweep_progress import SweepBars, SweepLines
+    from biorab.cli.support.ray_errors import biorab_cause
+    from biorab.cli.support.sweep_progress import SweepBars, SweepLines
     from biorab.sweep.run import run_sweep
 
     start = time.monotonic()
@@ -251,7 +251,7 @@ def _one_ray(cfg: Any, no_ray: bool) -> Iterator[Any]:
         return
     import ray
 
-    from biorab.cli.stop_signals import install_stop_handlers
+    from biorab.cli.support.stop_signals import install_stop_handlers
     from biorab.runner.checks.launch import cluster_capacity, raise_if_problems, resource_problems
     from biorab.sweep.expand import expand_runs
     from pipelines.ray_executor import RayExecutor

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from biorab.common.errors import UnknownNameError
+from biorab.common.records import Example
+from biorab.common.registry import CORPORA
 from biorab.corpora.corpus import KINDS, Corpus, Ledger, LedgerEntry, canonical_jsonl, corpus_digest
 from biorab.corpora.store import read_corpus, write_corpus
 from biorab.corpora.testbeds import DIVERSE_POOL, Loader, TestbedSpec, corrupted_count, source_datasets
-from biorab.errors import UnknownNameError
-from biorab.records import Example
-from biorab.registry import CORPORA
 
 
 def train_loader(data_dir: str | Path | None = None) -> Loader:

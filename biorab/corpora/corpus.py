@@ -16,7 +16,7 @@ from functools import cached_property
 from json.encoder import encode_basestring
 from typing import Any
 
-from biorab.records import CorpusItem
+from biorab.common.records import CorpusItem
 
 KINDS: tuple[str, ...] = ("labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
                           "counterfactual_near", "counterfactual_far")

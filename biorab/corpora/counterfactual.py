@@ -17,8 +17,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from biorab.errors import DataError
-from biorab.records import Example
+from biorab.common.errors import DataError
+from biorab.common.records import Example
 from biorab.tasks import get_task
 from biorab.tasks.task_types import LabelSpace, pick_other
 
@@ -26,7 +26,8 @@ __all__ = ["LabelSpace", "label_space", "pick_other", "wrong_label"]
 
 
 def label_space(dataset: str, examples: Sequence[Example]) -> LabelSpace:
-    """The label space of `dataset` by its task's rule: `biorab.labels` when it knows the dataset, else the
+    """The label space of `dataset` by its task's rule: `biorab.common.labels` when it knows the dataset, else
+    the
     labels seen in `examples` (bring-your-own datasets), sorted."""
     if not examples:
         raise DataError(f"dataset {dataset!r} has no training items to build a corpus from")

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from biorab.atomic_files import write_text_atomic
+from biorab.common.atomic_files import write_text_atomic
+from biorab.common.records import Example
 from biorab.corpora.corpus import Corpus, LineMemo, corpus_digest
 from biorab.corpora.text_identity import normalized_text
 from biorab.generation.base import stable_digest
-from biorab.records import Example
 from biorab.tasks import get_task
 
 #: The paper's counterfactual rates (Table 2), the default of the audit.

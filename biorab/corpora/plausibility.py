@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from biorab.errors import DataError
-from biorab.records import Example
+from biorab.common.errors import DataError
+from biorab.common.records import Example
 from biorab.tasks import get_task, task_names
 from biorab.tasks.task_types import LabelSpace
 

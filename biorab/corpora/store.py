@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import DataError
 from biorab.corpora.corpus import Corpus, Ledger, LedgerEntry, canonical_jsonl, items_from_rows
-from biorab.errors import DataError
 
 CORPUS_FILE = "corpus.jsonl"
 LEDGER_FILE = "ledger.jsonl"

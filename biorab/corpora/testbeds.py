@@ -1,7 +1,7 @@
 """The five testbed corpora of the paper (section 4.2), each a seeded, deterministic builder.
 
 Every builder takes a `TestbedSpec` and a loader (dataset name -> its training examples) and returns the
-corpus plus its ledger. They are registered in `biorab.registry.CORPORA` under the kind names.
+corpus plus its ledger. They are registered in `biorab.common.registry.CORPORA` under the kind names.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from biorab.common.errors import ConfigError, DataError
+from biorab.common.records import CorpusItem, Example
+from biorab.common.registry import CORPORA
 from biorab.corpora.corpus import Corpus, Ledger, LedgerEntry
 from biorab.corpora.counterfactual import label_space, wrong_label
 from biorab.corpora.plausibility import Confusability, Plausibility, plausible_wrong_label
-from biorab.errors import ConfigError, DataError
-from biorab.records import CorpusItem, Example
-from biorab.registry import CORPORA
 
 Loader = Callable[[str], Sequence[Example]]
 

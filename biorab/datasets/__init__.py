@@ -1,6 +1,8 @@
 """Dataset loaders: the eight staged BioRAB datasets, bring-your-own files and the BioNLI preset.
 
-Every loader is registered in `biorab.registry.DATASETS` and yields `biorab.records.Example`s with ids
+Every loader is registered in `biorab.common.registry.DATASETS` and yields `biorab.common.records.Example`s
+with
+ids
 ``"{dataset}/{split}/{i}"`` (``i`` the 0-based row index), the full input as one string in `text` (the
 retrieval key/query, never the gold label), the canonical gold label in `label` and structured inputs in
 `fields`. Nothing is deduplicated; ``biorab data stats`` reports duplicates.
@@ -12,7 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from biorab.build import build
+from biorab.common.build import build
+from biorab.common.records import Example
+from biorab.common.registry import DATASETS
 from biorab.datasets import (  # noqa: F401 - imported to register the loaders
     ade_corpus_v2,
     ade_triples,
@@ -26,8 +30,6 @@ from biorab.datasets import (  # noqa: F401 - imported to register the loaders
     semclass,
 )
 from biorab.datasets.base import Dataset
-from biorab.records import Example
-from biorab.registry import DATASETS
 
 #: The datasets staged under the BioRAB data root, in the paper's order (triples, link prediction,
 #: classification, QA).
@@ -52,7 +54,7 @@ def load_dataset(
     Args:
         name: registry name (``ade``, ``chemprot``, ..., ``byo``, ``bionli``).
         split: ``train``, ``dev`` or ``test`` (only the splits the source has).
-        data_dir: the data root; default `biorab.paths.biorab_data_dir()` (``$BIORAB_DATA_DIR``). For
+        data_dir: the data root; default `biorab.common.paths.biorab_data_dir()` (``$BIORAB_DATA_DIR``). For
             ``byo`` it is the folder relative file paths are resolved against.
         params: the loader's params (required for ``byo``).
 

@@ -8,10 +8,10 @@ integers 0/1 (the strings "0"/"1" are accepted too); canonical labels are the st
 
 from __future__ import annotations
 
+from biorab.common.labels import ADE_CORPUS_V2_LABELS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset, check_label
 from biorab.datasets.readers import SourceRow
-from biorab.labels import ADE_CORPUS_V2_LABELS
-from biorab.registry import DATASETS
 
 
 @DATASETS.register("ade_corpus_v2")

@@ -7,11 +7,11 @@ exactly one gold triple, even when its sentence has several.
 
 from __future__ import annotations
 
+from biorab.common.labels import ADE_RELATIONS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset
 from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import sentence_example, split_triple
-from biorab.labels import ADE_RELATIONS
-from biorab.registry import DATASETS
 from biorab.tasks.triples import TripleExtraction
 
 

@@ -2,7 +2,8 @@
 
 A loader declares its task, its split files (relative to the data root) and how one source row becomes
 ``(text, label, fields)``; this base class does the rest (split checks, ids ``"{dataset}/{split}/{i}"``,
-source lines). Loaders are registered in `biorab.registry.DATASETS` and built with `biorab.build.build`,
+source lines). Loaders are registered in `biorab.common.registry.DATASETS` and built with
+`biorab.common.build.build`,
 so a loader with options declares a nested ``Params`` model and takes it as its first argument.
 """
 
@@ -13,10 +14,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+from biorab.common.errors import ConfigError, DataError
+from biorab.common.paths import biorab_data_dir
+from biorab.common.records import SPLITS, Example
 from biorab.datasets.readers import SourceRow, read_json_array, read_jsonl
-from biorab.errors import ConfigError, DataError
-from biorab.paths import biorab_data_dir
-from biorab.records import SPLITS, Example
 
 
 class Converted(NamedTuple):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from biorab.common.labels import BIONLI_LABELS
+from biorab.common.params import Params
+from biorab.common.paths import biorab_data_dir
+from biorab.common.registry import DATASETS
 from biorab.datasets.byo import ByoDataset, FileFormat, SplitName
 from biorab.datasets.byo_tasks import FieldMap
-from biorab.labels import BIONLI_LABELS
-from biorab.params import Params
-from biorab.paths import biorab_data_dir
-from biorab.registry import DATASETS
 
 DEFAULT_FILES: dict[SplitName, str] = {
     "train": "bionli/train.jsonl",
@@ -26,9 +26,10 @@ DEFAULT_FILES: dict[SplitName, str] = {
 
 @DATASETS.register("bionli")
 class BioNLIDataset(ByoDataset):
-    """BioNLI in its published premise/hypothesis/label format, labels per `biorab.labels.BIONLI_LABELS`."""
+    """BioNLI in its published premise/hypothesis/label format, labels per
+    `biorab.common.labels.BIONLI_LABELS`."""
 
-    task = "nli"  # declared on the class as the staged loaders do (`biorab.registry.dataset_task`)
+    task = "nli"  # declared on the class as the staged loaders do (`biorab.common.registry.dataset_task`)
 
     class Params(Params):  # the preset takes fewer options than byo
         files: dict[SplitName, str] | None = None

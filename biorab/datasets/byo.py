@@ -21,12 +21,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from biorab.common.errors import DataError
+from biorab.common.params import Params
+from biorab.common.registry import DATASETS, TASKS
 from biorab.datasets.base import Converted, Dataset
 from biorab.datasets.byo_tasks import FieldMap, RowConverter
 from biorab.datasets.readers import SourceRow, read_delimited, read_json_records, read_jsonl
-from biorab.errors import DataError
-from biorab.params import Params
-from biorab.registry import DATASETS, TASKS
 
 SplitName = Literal["train", "dev", "test"]
 FileFormat = Literal["jsonl", "json", "csv", "tsv"]
@@ -59,7 +59,8 @@ class ByoDataset(Dataset):
 
     class Params(Params):
         name: str = Field(default="byo", pattern=r"^[A-Za-z0-9_.-]+$")
-        #: a registered task (`biorab.registry.TASKS`); its `row_form` says how a row becomes an instance.
+        #: a registered task (`biorab.common.registry.TASKS`); its `row_form` says how a row becomes an
+        #: instance.
         task: str
         files: dict[SplitName, str]
         format: FileFormat | None = None

@@ -20,12 +20,12 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from biorab.common.labels import QA_OPTION_LETTERS
+from biorab.common.params import Params
 from biorab.datasets.base import Converted, check_label
 from biorab.datasets.linkprediction import question_text
 from biorab.datasets.medmcqa import qa_text
 from biorab.datasets.readers import SourceRow
-from biorab.labels import QA_OPTION_LETTERS
-from biorab.params import Params
 from biorab.tasks import get_task
 
 

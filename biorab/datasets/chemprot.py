@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from biorab.common.labels import CHEMPROT_RELATIONS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset
 from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import join_triple, sentence_example
-from biorab.labels import CHEMPROT_RELATIONS
-from biorab.registry import DATASETS
 from biorab.tasks.triples import TripleExtraction
 
 

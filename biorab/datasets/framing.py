@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from biorab.records import Example
+from biorab.common.records import Example
 
 #: The framings (the config's `biorab.experiment.Framing`, which a test pins equal; not imported here: the
 #: config module sits above the datasets package).

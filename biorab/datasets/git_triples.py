@@ -7,11 +7,11 @@ they are kept (and reported as duplicates by ``biorab data stats``) because the 
 
 from __future__ import annotations
 
+from biorab.common.labels import GIT_RELATIONS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset
 from biorab.datasets.readers import SourceRow
 from biorab.datasets.triples import join_triple, sentence_example
-from biorab.labels import GIT_RELATIONS
-from biorab.registry import DATASETS
 from biorab.tasks.triples import TripleExtraction
 
 _FIELDS = ("SUBJECT_TEXT", "PREDICATE", "OBJECT_TEXT")

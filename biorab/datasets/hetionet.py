@@ -6,9 +6,9 @@ Train is the authors' ``link_predcition_hetionet_train.json``; test is ``test.de
 
 from __future__ import annotations
 
+from biorab.common.labels import HETIONET_LABELS
+from biorab.common.registry import DATASETS
 from biorab.datasets.linkprediction import LinkPredictionDataset
-from biorab.labels import HETIONET_LABELS
-from biorab.registry import DATASETS
 
 
 @DATASETS.register("hetionet")

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.errors import ConfigError
-from biorab.records import Example
+from biorab.common.errors import ConfigError
+from biorab.common.records import Example
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def hold_out(
     Raises:
         ConfigError: neither or both of `fraction` and `size`, or a value that leaves either part empty.
 
-    >>> from biorab.records import Example
+    >>> from biorab.common.records import Example
     >>> rows = [Example(f"d/train/{i}", "qa", "d", "train", f"q{i}", "(A)") for i in range(5)]
     >>> split = hold_out(rows, size=2, seed=0)
     >>> [e.id for e in split.held_out], len(split.kept)

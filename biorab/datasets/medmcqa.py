@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from biorab.common.labels import MEDMCQA_LABELS, QA_OPTION_LETTERS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset, check_label
 from biorab.datasets.readers import SourceRow
-from biorab.labels import MEDMCQA_LABELS, QA_OPTION_LETTERS
-from biorab.registry import DATASETS
 
 # Non-greedy up to each marker: the first "; (B) " etc. ends an option.
 _TRAIN_TEXT = re.compile(

@@ -8,9 +8,9 @@ are not copied into `Example.fields`: the fine relation code determines the gold
 
 from __future__ import annotations
 
+from biorab.common.labels import PHARMKG_LABELS
+from biorab.common.registry import DATASETS
 from biorab.datasets.linkprediction import LinkPredictionDataset
-from biorab.labels import PHARMKG_LABELS
-from biorab.registry import DATASETS
 
 
 @DATASETS.register("pharmkg")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import DataError
-from biorab.file_sniffing import json_error_text
+from biorab.common.errors import DataError
+from biorab.common.file_sniffing import json_error_text
 
 # Errors that gzip/zlib raise on a corrupt or truncated archive.
 _GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)

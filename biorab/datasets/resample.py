@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from biorab.errors import ConfigError
-from biorab.labels import LABELS
-from biorab.records import Example
+from biorab.common.errors import ConfigError
+from biorab.common.labels import LABELS
+from biorab.common.records import Example
 
 #: The positive class of each binary classification dataset (the label that means "yes").
 POSITIVE_LABELS: dict[str, str] = {"ade_corpus_v2": "1", "semclass": "y"}

@@ -8,10 +8,10 @@ sentence <sentence>"`` (reproduced byte for byte for all 2,400 train rows). ``fi
 
 from __future__ import annotations
 
+from biorab.common.labels import SEMCLASS_LABELS
+from biorab.common.registry import DATASETS
 from biorab.datasets.base import Converted, Dataset, check_label
 from biorab.datasets.readers import SourceRow
-from biorab.labels import SEMCLASS_LABELS
-from biorab.registry import DATASETS
 
 
 def semclass_text(sentence: str, head: str, relation: str, tail: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorab.records import Example
+from biorab.common.records import Example
 from biorab.tasks import get_task
 
 

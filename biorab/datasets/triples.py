@@ -1,6 +1,6 @@
 """Shared rules of the triple-extraction loaders: a gold triple is ``head|relation|tail``.
 
-The relation must be in the dataset's relation set (`biorab.labels.RELATIONS`); head and tail must be
+The relation must be in the dataset's relation set (`biorab.common.labels.RELATIONS`); head and tail must be
 non-blank and must not contain ``|`` (it would make the label unparseable). Entity text is kept byte for
 byte; the metrics, not the loader, decide about case and whitespace.
 """

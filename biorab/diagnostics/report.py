@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from biorab.cells import CellResult
-from biorab.diagnostics.cells import METRICS
+from biorab.common.cell_records import CellResult
+from biorab.diagnostics.cell_claims import METRICS
 
 #: Each metric's column heading, in report order.
 HEADINGS: tuple[str, ...] = ("claim recall", "context precision", "context utilization", "noise (relevant)",

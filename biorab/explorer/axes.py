@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 
 AXES = ("model", "slice", "testbed", "rate", "retriever", "k", "method", "template")
 CONFIG = "config.yaml"  # the run's resolved config (biorab.runner.run)
@@ -20,7 +20,7 @@ CONFIG = "config.yaml"  # the run's resolved config (biorab.runner.run)
 def run_axes(run_dir: Path, *, sweep: bool) -> tuple[str, dict[str, dict[str, Any]]]:
     """The run's model (its folder name in a sweep, where each run is one model; else the backend's model)
     and per cell id the axes its config gives (empty when the config is missing or unreadable)."""
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import ExperimentConfig
 
     try:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from biorab.explorer.attribution import read_attribution
+from biorab.explorer.attribution_file import read_attribution
 from biorab.explorer.axes import AXES
 from biorab.explorer.entries import row_code, row_detail
 from biorab.explorer.sources import ExplorerCell, cell_rows, read_cells, run_dirs

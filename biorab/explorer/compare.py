@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.metrics.paired import mcnemar
 
 N_BOOT = 1000

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.explorer.axes import cell_axes, run_axes
 from biorab.ral.rows import ROW_SCHEMA, from_table
 from biorab.runner.store.shards import latest_rows, read_all_rows

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.fetching import pharmkg_reconstruction
 
 Builder = Callable[[list[bytes]], bytes]

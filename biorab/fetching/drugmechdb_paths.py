@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 
 INDEX = "_index.yaml"
 GRAPH_KEYS: tuple[str, ...] = ("_id", "disease", "disease_mesh", "drug", "drug_mesh", "drugbank")

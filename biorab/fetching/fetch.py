@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 from biorab.fetching import drugmechdb_paths
 from biorab.fetching.derive import BUILDERS, gzip_like_staging
 from biorab.fetching.download import FetchFailure, download

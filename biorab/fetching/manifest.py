@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import UnknownNameError
+from biorab.common.errors import UnknownNameError
 from biorab.fetching.parts import PartsSource
 
 MANIFEST_PATH = Path(__file__).with_name("fetch_manifest.json")

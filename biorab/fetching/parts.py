@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.fetching.download import FetchFailure, download
 from biorab.fetching.progress import FetchProgress
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from biorab.build import build
+from biorab.common.build import build
+from biorab.common.registry import BACKENDS
 from biorab.generation import fake as _fake  # noqa: F401  (registers "fake")
 from biorab.generation.base import Backend, SamplingParams, stable_digest, truncate_at_stop
-from biorab.registry import BACKENDS
 
 BACKENDS.add_lazy(
     "transformers",
-    "biorab.generation.hf:TransformersBackend",
-    params="biorab.generation.hf_params:TransformersParams",
-    declared={"capabilities": "biorab.generation.hf_params:CAPABILITIES"},
+    "biorab.generation.hf.backend:TransformersBackend",
+    params="biorab.generation.hf.params:TransformersParams",
+    declared={"capabilities": "biorab.generation.hf.params:CAPABILITIES"},
 )
-BACKENDS.add_lazy("vllm", "biorab.generation.vllm_engine:VLLMBackend")
+BACKENDS.add_lazy("vllm", "biorab.generation.vllm.engine:VLLMBackend")
 BACKENDS.add_lazy(
     "openai",
-    "biorab.generation.openai_client:OpenAIBackend",
-    params="biorab.generation.openai_params:OpenAIParams",
+    "biorab.generation.openai.client:OpenAIBackend",
+    params="biorab.generation.openai.params:OpenAIParams",
 )
 
 DEFAULT_BACKEND = "transformers"

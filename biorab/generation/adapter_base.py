@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.generation.model_source import ModelSource
 
 #: Written beside a trained adapter: which base it was trained on (read by `check_adapter_base`).
@@ -62,7 +62,7 @@ def local_adapter(adapter: str | None, source: ModelSource) -> str | None:
     ``adapter_path``)."""
     if adapter is None:
         return None
-    from biorab.model_refs import is_mlflow_uri, resolve_artifact
+    from biorab.common.model_refs import is_mlflow_uri, resolve_artifact
 
     local = str(resolve_artifact(adapter, key="adapter_path")) if is_mlflow_uri(adapter) else adapter
     if Path(local).is_dir():

@@ -14,8 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from biorab.params import Params
-from biorab.records import Generation, Prompt
+from biorab.common.params import Params
+from biorab.common.records import Generation, Prompt
 
 
 class SamplingParams(Params):

@@ -4,7 +4,7 @@ Each backend class holds a frozen `Capabilities` as its ``capabilities`` class a
 before any backend is built (from a config: is its load worth deferring, does prefix order pay, does its
 ``model`` name a known model to prepare) read the registered class through `capabilities_of`, which never
 instantiates it; for a lazily registered backend whose module is heavy (transformers imports torch), the
-same object is declared in a light module (`biorab.registry.Registry.add_lazy`'s ``declared``).
+same object is declared in a light module (`biorab.common.registry.Registry.add_lazy`'s ``declared``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ NONE = Capabilities()
 def capabilities_of(name: str) -> Capabilities:
     """The `Capabilities` of registered backend `name`, without building it (an unknown name is the
     registry's `UnknownNameError`)."""
-    from biorab.registry import BACKENDS
+    from biorab.common.registry import BACKENDS
 
     found = BACKENDS.attribute_of(name, "capabilities")
     return NONE if found is None else found

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.records import Generation, Prompt
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ def planned_digest(name: str, params: Mapping[str, Any]) -> str | None:
     """The backend's `model_digest` without building it, or None where it is not known exactly (an
     unprepared model, an MLflow adapter URI that only the backend downloads) or the backend is cheap to
     build anyway (its `Capabilities.deferred_load` is off)."""
+    from biorab.common.model_refs import is_mlflow_uri
     from biorab.generation.model_info import model_info
-    from biorab.model_refs import is_mlflow_uri
 
     if not capabilities_of(name).deferred_load:
         return None

@@ -51,13 +51,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.params import Params as BaseParams
+from biorab.common.records import Generation, Prompt
+from biorab.common.registry import BACKENDS
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
 from biorab.generation.capabilities import Capabilities
 from biorab.generation.reasoning import ThinkingParams, apply_split
-from biorab.params import Params as BaseParams
-from biorab.records import Generation, Prompt
-from biorab.registry import BACKENDS
 
 
 def _unit_hash(*parts: object) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from biorab.records import Generation
+from biorab.common.records import Generation
 
 
 def best_label(logprobs: dict[str, float]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 from biorab.generation.base import stable_digest
 
 
@@ -40,9 +40,9 @@ class ModelInfo:
 
 def model_info(backend: BackendChoice) -> ModelInfo:
     """The digest and tokenizer location of `backend`, computed without loading any weights."""
-    from biorab.build import build_params
+    from biorab.common.build import build_params
+    from biorab.common.registry import BACKENDS
     from biorab.generation.capabilities import capabilities_of
-    from biorab.registry import BACKENDS
 
     params: Any = build_params(BACKENDS, backend.name, backend.params)
     if capabilities_of(backend.name).local_weights:
@@ -52,7 +52,7 @@ def model_info(backend: BackendChoice) -> ModelInfo:
 
 
 def _weights_info(engine: str, params: Any) -> ModelInfo:
-    from biorab.generation.hf_dtype import resolve_dtype
+    from biorab.generation.dtype import resolve_dtype
     from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 
     try:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import BioRABError, ConfigError, ModelNotPreparedError
-from biorab.paths import cache_dir as default_cache_dir
+from biorab.common.errors import BioRABError, ConfigError, ModelNotPreparedError
+from biorab.common.paths import cache_dir as default_cache_dir
 
 MARKER = "prepared.json"
 
@@ -131,7 +131,7 @@ def prepare_model(
 
     Args:
         name: a key of `KNOWN_MODELS`.
-        cache_dir: the cache root (default `biorab.paths.cache_dir()`).
+        cache_dir: the cache root (default `biorab.common.paths.cache_dir()`).
         force: convert again even if a prepared folder exists.
         log: where progress messages go (default: nowhere).
     """

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from biorab.params import Params
-from biorab.records import Generation
+from biorab.common.params import Params
+from biorab.common.records import Generation
 
 #: Why the ``vllm_processor`` path refuses thinking settings (`biorab.runner.checks.validate` and
 #: `pipelines.vllm_processor` raise it).

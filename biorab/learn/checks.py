@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import ConfigError, DataError
+from biorab.common.errors import ConfigError, DataError
 from biorab.generation.model_source import ModelSource
 
 

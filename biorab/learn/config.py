@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from biorab.params import Params
+from biorab.common.params import Params
 from biorab.ral.retrieval_spec import RetrievalSpec, TestbedKind
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import Ledger
-from biorab.records import Example, Hit
 
 if TYPE_CHECKING:
     from biorab.learn.config import TrainingSource

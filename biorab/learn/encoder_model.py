@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.learn.config import EncoderTrainParams
 
 ENCODER_FILE = "encoder.json"

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import Field
 
-from biorab.params import Params
-from biorab.records import Hit
+from biorab.common.params import Params
+from biorab.common.records import Hit
 
 
 class HitFilterSpec(Params):
@@ -30,11 +30,11 @@ class HitFilterSpec(Params):
 
 class EncoderHitFilter:
     """`biorab.ral.HitFilter` over a trained awareness encoder (loaded on first use); the ``encoder`` kind of
-    `biorab.registry.HIT_FILTERS`."""
+    `biorab.common.registry.HIT_FILTERS`."""
 
     def __init__(self, spec: HitFilterSpec, *, task: str) -> None:
+        from biorab.common.model_refs import resolve_artifact
         from biorab.generation.model_source import folder_fingerprint
-        from biorab.model_refs import resolve_artifact
 
         self.spec = spec
         self.task = task

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from biorab.common.params import Params
+from biorab.common.records import Example
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.corpora.text_identity import normalized_text
-from biorab.params import Params
-from biorab.records import Example
 
 if TYPE_CHECKING:
     from biorab.learn.config import TrainingSource

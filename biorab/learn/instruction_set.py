@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from biorab.common.errors import DataError
+from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import Corpus, Ledger
-from biorab.errors import DataError
 from biorab.learn.config import TrainingSource
 from biorab.learn.records import InstructionRecord
 from biorab.ral.retriever import CachedRetriever
-from biorab.records import Example, Hit
 from biorab.retrieval.selection import Selection
 from biorab.tasks import get_task
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 from biorab.learn.progress_hook import Report
 
 STATE_FILE = "state.pt"

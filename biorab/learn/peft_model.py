@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.generation.adapter_base import check_adapter_base, write_adapter_base
 from biorab.generation.model_source import ModelSource
 from biorab.learn.config import PeftTrainParams

@@ -168,7 +168,7 @@ def eval_loss(
 def _resolve_init(adapter_init: str | None) -> str | None:
     if adapter_init is None:
         return None
-    from biorab.model_refs import resolve_artifact
+    from biorab.common.model_refs import resolve_artifact
 
     return str(resolve_artifact(adapter_init, key="peft.adapter_init"))
 

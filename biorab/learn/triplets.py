@@ -21,13 +21,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from biorab.common.errors import ConfigError
+from biorab.common.records import CorpusItem, Example, Hit
 from biorab.corpora.corpus import Corpus, Ledger
-from biorab.errors import ConfigError
 from biorab.learn.config import TrainingSource
 from biorab.learn.holdout import CorpusHoldOut, index_part, split_corpus, train_side
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples, retrieve_without_self
 from biorab.learn.records import Triplet
-from biorab.records import CorpusItem, Example, Hit
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from biorab.records import Generation
+from biorab.common.records import Generation
 
 # "incorrect" must be tested before "correct" (it contains it); "not correct" and "wrong" also flag.
 _FLAG = re.compile(r"^\W*(incorrect|not\s+correct|wrong|false|no)\b", re.IGNORECASE)

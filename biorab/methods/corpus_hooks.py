@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.methods.corpus_transform import LiveTransform
 from biorab.methods.store import StoredTransform
 
@@ -36,5 +36,5 @@ class PaperCorpusMethod:
         return LiveTransform(method, generator, sampling)
 
 
-#: The registered plug-in (`biorab.registry.CORPUS_METHODS`: ``detect_correct``, ``llm_label``).
+#: The registered plug-in (`biorab.common.registry.CORPUS_METHODS`: ``detect_correct``, ``llm_label``).
 CORPUS_METHOD = PaperCorpusMethod()

@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from biorab.common.errors import ConfigError
+from biorab.common.records import CorpusItem, Generation, Prompt
 from biorab.corpora.corpus import Corpus, canonical_line
-from biorab.errors import ConfigError
 from biorab.generation.base import SamplingParams
 from biorab.methods.answers import read_label, read_verdict
 from biorab.methods.prompts import detect_prompt, label_prompt
 from biorab.ral.generator import CachedGenerator
-from biorab.records import CorpusItem, Generation, Prompt
 
 #: The corpus kinds each method applies to (Detect-and-Correct reviews labels; labeling needs none).
 METHODS: dict[str, tuple[str, ...]] = {

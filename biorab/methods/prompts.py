@@ -9,7 +9,7 @@ docs/methods.md ("Prompts").
 
 from __future__ import annotations
 
-from biorab.records import CorpusItem, Prompt
+from biorab.common.records import CorpusItem, Prompt
 from biorab.tasks.task_types import get_task
 from biorab.tasks.template import Template
 from biorab.tasks.wrappers import inference_prompt

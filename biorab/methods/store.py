@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import DataError
 from biorab.corpora import Corpus, Ledger, read_corpus, write_corpus
 from biorab.corpora.store import read_json_lines
-from biorab.errors import DataError
 from biorab.methods.corpus_transform import TransformEntry, TransformLedger
 
 TRANSFORM_FILE = "transform.jsonl"

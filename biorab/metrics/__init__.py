@@ -9,7 +9,7 @@ Public API:
 
 from __future__ import annotations
 
-# Importing these modules registers every metric in `biorab.registry.METRICS`.
+# Importing these modules registers every metric in `biorab.common.registry.METRICS`.
 from biorab.metrics import auc, awareness, classification, triples  # noqa: F401
 from biorab.metrics.awareness import AwarenessReport, negative_awareness
 from biorab.metrics.base import Metric

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from biorab.common.registry import METRICS
 from biorab.metrics.base import Metric
 from biorab.metrics.confusion import LabelTable
 from biorab.metrics.curves import area_under_roc, average_precision, curve, rank_label
-from biorab.registry import METRICS
 
 
 def auroc_binary(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray | None = None) -> float:

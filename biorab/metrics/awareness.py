@@ -9,7 +9,7 @@ t counts true negatives it judges negative, f counts false negatives it judges n
 
 The probe (`biorab.tasks.render_awareness_probe`, the original instruction verbatim) asks for ``False``
 when the example is negative and ``True`` when it is not, so by default `negative_answer` is
-`biorab.labels.AWARENESS_NEGATIVE` (``"False"``): the one definition the probe, the pipeline
+`biorab.common.labels.AWARENESS_NEGATIVE` (``"False"``): the one definition the probe, the pipeline
 and this metric share. The paper's metric text (and `11_metric_na_rate.py`) counts ``True`` as
 "negative"; pass ``negative_answer="True", not_negative_answer="False"`` for outputs of a probe worded that
 way. The original script computed both rates on the true-negative file; here each rate reads its own group.
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from biorab.labels import AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
+from biorab.common.labels import AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
+from biorab.common.registry import METRICS
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.score_records import MetricValue
-from biorab.registry import METRICS
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,7 @@ from typing import ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from biorab.params import Params as BaseParams
+from biorab.common.params import Params as BaseParams
 
 
 class InstanceTable(Protocol):
@@ -42,7 +42,7 @@ TableT = TypeVar("TableT", contravariant=True)
 
 
 class Metric(ABC, Generic[TableT]):
-    """One metric, registered in `biorab.registry.METRICS` under `name`.
+    """One metric, registered in `biorab.common.registry.METRICS` under `name`.
 
     Subclasses set `name` and implement `compute` (a task type lists the metrics it reports). `compute`
     returns ``nan`` when the metric is undefined on that (re-weighted) table; `skip_reason` says why a
@@ -52,7 +52,7 @@ class Metric(ABC, Generic[TableT]):
     name: ClassVar[str]
 
     class Params(BaseParams):
-        """Metrics take no options; the nested model keeps `biorab.build.build` uniform."""
+        """Metrics take no options; the nested model keeps `biorab.common.build.build` uniform."""
 
     def __init__(self, params: Metric.Params | None = None) -> None:
         self.params = params or self.Params()

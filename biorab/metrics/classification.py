@@ -3,9 +3,9 @@ and the parse-failure rate. All read the (weighted) confusion matrix of a `Label
 
 from __future__ import annotations
 
+from biorab.common.registry import METRICS
 from biorab.metrics.base import FailureTable, Metric
 from biorab.metrics.confusion import LabelTable, accuracy, macro_average, weighted_average
-from biorab.registry import METRICS
 
 _STATISTICS = ("precision", "recall", "f1")
 

@@ -5,7 +5,7 @@ accuracy, the awareness answer convention, and the leak share. Only names shown 
 
 from __future__ import annotations
 
-from biorab.registry import TASKS
+from biorab.common.registry import TASKS
 
 #: The metric keys of a single-label task that equal its accuracy (the unprefixed ones are micro).
 EQUAL_TO_ACCURACY: frozenset[str] = frozenset(

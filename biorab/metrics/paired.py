@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from biorab.build import build
-from biorab.errors import DataError
+from biorab.common.build import build
+from biorab.common.errors import DataError
+from biorab.common.records import Prediction
+from biorab.common.registry import METRICS
 from biorab.metrics.base import InstanceTable, Metric
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
 from biorab.metrics.tables import check_task, instance_table, resolve_labels
 from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS
-from biorab.records import Prediction
-from biorab.registry import METRICS
 
 EXACT_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial test
 
@@ -155,7 +155,7 @@ def compare(
     """Compare system B with system A on the same instances.
 
     Args:
-        task: a registered task (`biorab.registry.TASKS`).
+        task: a registered task (`biorab.common.registry.TASKS`).
         golds: canonical gold labels shared by both systems.
         predictions_a: the baseline's parsed predictions, aligned with `golds`.
         predictions_b: the other system's predictions, aligned with `golds`.

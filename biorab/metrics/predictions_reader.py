@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import DataError
-from biorab.file_sniffing import is_parquet, json_error_text
-from biorab.registry import TASKS
+from biorab.common.errors import DataError
+from biorab.common.file_sniffing import is_parquet, json_error_text
+from biorab.common.registry import TASKS
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "gold", "generation")
 

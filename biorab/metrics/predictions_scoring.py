@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from biorab.errors import ConfigError, DataError, UnknownNameError
-from biorab.labels import dataset_labels
+from biorab.common.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.labels import dataset_labels
+from biorab.common.records import Prediction
+from biorab.common.registry import DATASETS, dataset_task
 from biorab.metrics.paired import PairedComparison, compare
 from biorab.metrics.predictions_reader import ScoreRow, read_score_rows
 from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task
 from biorab.metrics.task_scoring import score
-from biorab.records import Prediction
-from biorab.registry import DATASETS, dataset_task
 
 PARSER_MODES: tuple[str, ...] = ("strict_original", "robust")
 

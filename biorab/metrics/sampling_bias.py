@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from biorab.common.records import Prediction
 from biorab.metrics.auc import auroc_binary, average_precision_binary
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
 from biorab.metrics.score_records import MetricValue
-from biorab.records import Prediction
 
 
 def positive_probabilities(predictions: Sequence[Prediction], labels: Sequence[str], positive: str

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from biorab.labels import AWARENESS_NOT_NEGATIVE
+from biorab.common.labels import AWARENESS_NOT_NEGATIVE
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.score_records import MetricValue

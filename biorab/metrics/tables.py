@@ -1,6 +1,6 @@
 """Turn (golds, predictions) into the instance table a task's metrics read, validating as it goes.
 
-Golds are canonical label strings (see `biorab.records.Example.label`); predictions are parsed
+Golds are canonical label strings (see `biorab.common.records.Example.label`); predictions are parsed
 `Prediction`s. Bad golds are `DataError`s naming the 0-based instance; a prediction is never an error
 unless a parser produced a non-canonical label.
 """
@@ -13,15 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from biorab.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.records import Prediction
+from biorab.common.registry import TASKS
 from biorab.metrics.confusion import LabelTable, label_table
 from biorab.metrics.triples import TRIPLE_MATCHING, Triple, TripleTable, parse_triples, triple_table
-from biorab.records import Prediction
-from biorab.registry import TASKS
 
 
 def check_task(task: str) -> Any:
-    """The task type registered as `task` (`biorab.registry.TASKS`); `UnknownNameError` listing the
+    """The task type registered as `task` (`biorab.common.registry.TASKS`); `UnknownNameError` listing the
     registered tasks otherwise."""
     if task not in TASKS:
         raise UnknownNameError("task", task, TASKS.names())

@@ -5,17 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from biorab.build import build
+from biorab.common.build import build
+from biorab.common.records import Prediction
+from biorab.common.registry import METRICS, TASKS
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.score_records import ScoreReport
 from biorab.metrics.tables import check_task, instance_table
-from biorab.records import Prediction
-from biorab.registry import METRICS, TASKS
 
 
 class _ByTask(Mapping[str, Any]):
-    """A read-only view, task name -> one attribute of its task type, over `biorab.registry.TASKS` (so a
+    """A read-only view, task name -> one attribute of its task type, over `biorab.common.registry.TASKS` (so
+    a
     newly registered task appears without an edit here)."""
 
     def __init__(self, attribute: str) -> None:
@@ -58,7 +59,7 @@ def score(
     """Score `predictions` against canonical `golds` with every metric of `task`.
 
     Args:
-        task: a registered task (`biorab.registry.TASKS`).
+        task: a registered task (`biorab.common.registry.TASKS`).
         golds: canonical gold labels, one per instance (triples: ``head|relation|tail`` lines).
         predictions: parsed predictions, aligned with `golds`; ``ok=False`` is a parse failure, which
             counts as a wrong answer (for triples: as predicting no triple).
@@ -79,7 +80,7 @@ def score(
             outside `labels`.
         UnknownNameError: `task` is not a known task.
 
-    >>> from biorab.records import Prediction
+    >>> from biorab.common.records import Prediction
     >>> report = score("qa", ["(A)", "(B)"], [Prediction("(A)", "(A)", True), Prediction(None, "?", False)],
     ...                n_boot=0)
     >>> report.metrics["accuracy"].value, report.parse_failures

@@ -14,9 +14,9 @@ from functools import cached_property
 
 import numpy as np
 
+from biorab.common.registry import METRICS
 from biorab.metrics.base import Metric, f1_from, safe_ratio
 from biorab.metrics.confusion import LabelTable, accuracy
-from biorab.registry import METRICS
 
 Triple = tuple[str, str, str]
 PARTS: tuple[str, ...] = ("triple", "head", "relation", "tail")

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from biorab.common.records import Example, Prediction
+from biorab.common.registry import PARSERS, TASKS
 from biorab.parsing.base import Parser, failure, option_letters, success
 from biorab.parsing.choices import parse_choice
 from biorab.parsing.closed_labels import normalize, parse_label
 from biorab.parsing.robust import RobustParser
 from biorab.parsing.strict import StrictOriginalParser
 from biorab.parsing.triples import format_triples, parse_triples
-from biorab.records import Example, Prediction
-from biorab.registry import PARSERS, TASKS
 
 if TYPE_CHECKING:
     from biorab.tasks.template import Template
@@ -35,7 +35,7 @@ def parse(
     """Parse one model output for `task`.
 
     Args:
-        task: a registered task (`biorab.registry.TASKS`); its task type holds the rule of each mode.
+        task: a registered task (`biorab.common.registry.TASKS`); its task type holds the rule of each mode.
         text: the raw continuation (or, as the original stored it, prompt + continuation).
         mode: ``robust`` (default) or ``strict_original``.
         labels: the closed label set (for triples: the relation set, used to canonicalise relations;

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from biorab.records import Prediction
+from biorab.common.records import Prediction
 
 
 class Parser(Protocol):
-    """A parser mode (registered in `biorab.registry.PARSERS`). It never raises on model output."""
+    """A parser mode (registered in `biorab.common.registry.PARSERS`). It never raises on model output."""
 
     def parse(
         self,

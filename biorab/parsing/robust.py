@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorab.records import Prediction
-from biorab.registry import PARSERS, TASKS
+from biorab.common.records import Prediction
+from biorab.common.registry import PARSERS, TASKS
 
 
 @PARSERS.register("robust")

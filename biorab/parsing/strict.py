@@ -18,10 +18,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biorab.common.records import Prediction
+from biorab.common.registry import PARSERS, TASKS
 from biorab.parsing.base import failure, option_letters, success
 from biorab.parsing.segments import strict_lines, strict_response
-from biorab.records import Prediction
-from biorab.registry import PARSERS, TASKS
 
 _CHOICE = re.compile(r"\(([A-Z])\)")
 

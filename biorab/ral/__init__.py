@@ -4,7 +4,7 @@
 - `steps`: the five steps on records; `RAL.answer` (`core`) runs them as a pipeline on one call.
 - `stages`, `retrieval_stage`, `probe_stage`: the same steps on batches of rows (`rows`: the one row
   schema); `row_pipeline.RowPipeline` builds them into the pipeline (or a segment of it) where it runs:
-  the in-process executor (`biorab.runner.execution.local`), the driver's cache pass (`cached_rows`) and
+  the in-process executor (`biorab.runner.executors.local`), the driver's cache pass (`cached_rows`) and
   the Ray layer's actors (`pipelines/stages.py`).
 - `assembly`: the one place a declared setting (a `RetrievalSpec`, `retrieval_spec`) becomes a RAL's
   parts (`assemble`; a run's cells: `assemble_cells`), corpus methods included (`method_corpora`); each

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from biorab.records import Generation, Hit, Prediction, Prompt
+from biorab.common.records import Generation, Hit, Prediction, Prompt
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, HitStore, default_store_paths
+from biorab.common.labels import dataset_labels
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.generation.base import SamplingParams
-from biorab.labels import dataset_labels
 from biorab.ral.core import RAL
 from biorab.ral.evidence_order import MISLEADING_ORDERS, HitOrder, misleading_ids
 from biorab.ral.generator import CachedGenerator

@@ -14,13 +14,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from biorab.common.records import Example, Generation, Hit, Prediction, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.ral import steps
 from biorab.ral.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.pipeline import Pipeline
 from biorab.ral.retriever import CachedRetriever
-from biorab.records import Example, Generation, Hit, Prediction, Prompt
 from biorab.tasks.template import Template
 
 

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from biorab.records import Hit
+from biorab.common.records import Hit
 
 EvidenceOrder = Literal["retrieved", "reverse", "shuffle", "misleading_first", "misleading_middle",
                         "misleading_last"]

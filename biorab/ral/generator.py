@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, generation_key
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.generation.deferred import run_backend
 from biorab.ral.answer import GenerationResult
-from biorab.records import Generation, Prompt
 
 
 class CachedGenerator:

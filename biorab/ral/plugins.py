@@ -2,7 +2,7 @@
 
 The core defines what a plug-in looks like and where it is found; the plug-ins (the trained awareness
 encoder in `biorab.learn`, Detect-and-Correct and LLM labeling in `biorab.methods`) register into these
-registries by name (`biorab.registry` lists them lazily), so `biorab.ral` imports neither.
+registries by name (`biorab.common.registry` lists them lazily), so `biorab.ral` imports neither.
 
 - A **hit filter** factory ``(spec, *, dataset) -> HitFilter`` turns a retrieval entry's ``filter:`` block
   into an object that keeps (and may re-rank) the selected hits of a query.
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from biorab.records import Hit
-from biorab.registry import CORPUS_METHODS, HIT_FILTERS
+from biorab.common.records import Hit
+from biorab.common.registry import CORPUS_METHODS, HIT_FILTERS
 
 if TYPE_CHECKING:
     from biorab.ral.assembly import RALParts
@@ -42,7 +42,7 @@ class CorpusHook(Protocol):
 
 
 class CorpusMethod(Protocol):
-    """A corpus method plug-in (registered by name in `biorab.registry.CORPUS_METHODS`)."""
+    """A corpus method plug-in (registered by name in `biorab.common.registry.CORPUS_METHODS`)."""
 
     def prepare(self, parts: RALParts, methods: MethodCorpora) -> str | Path:
         """Transform `parts`' testbed corpus with `methods`' backend unless stored; its folder."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from biorab.common.records import Example, Hit, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import Example, Hit, Prompt
 
 #: Appended to the instance id in the probe prompt's ``example_id``: backends key per-instance behaviour
 #: (FakeBackend's ``map`` answers and ``fail_ids``, logs) by it, and the probe is a second prompt. A slash

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from biorab.config_sections import Section
-from biorab.params import Params
+from biorab.common.config_sections import Section
+from biorab.common.params import Params
 from biorab.ral.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
@@ -62,7 +62,8 @@ class RetrievalSpec(Selection, _HitSource):
         probe_any_testbed: allow the probe on any retrieving testbed (its rates are then not the paper's
             negative-awareness rates: some probed examples are correct).
         filter: keep only the hits a trained awareness encoder judges helpful (the block registered as
-            ``retrieval.filter`` in `biorab.registry.CONFIG_SECTIONS`: ``{encoder: <folder or models:/ URI>,
+            ``retrieval.filter`` in `biorab.common.registry.CONFIG_SECTIONS`: ``{encoder: <folder or models:/
+            URI>,
             threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import HitStore
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 from biorab.ral.assembly import IndexMemo, RALParts
 from biorab.ral.retriever import CachedRetriever
 from biorab.ral.rows import hits_json

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from biorab.caches import HitStore, hits_key
+from biorab.common.records import Hit
 from biorab.generation.base import stable_digest
 from biorab.ral.answer import RetrievedHits
 from biorab.ral.evidence_order import HitOrder
 from biorab.ral.plugins import HitFilter
-from biorab.records import Hit
 from biorab.retrieval.selection import Selection, search_selected
 
 

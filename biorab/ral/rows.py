@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biorab.records import Example, Generation, Hit, Prediction, Prompt
+from biorab.common.records import Example, Generation, Hit, Prediction, Prompt
 
 ROW_SCHEMA = pa.schema(
     [

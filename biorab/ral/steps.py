@@ -14,12 +14,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biorab.common.records import Example, Generation, Hit, Prediction, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.ral.answer import GenerationResult, ProbeResult, RetrievedHits
 from biorab.ral.generator import CachedGenerator
 from biorab.ral.probe import parse_judgement, probe_prompt, probe_sampling
 from biorab.ral.retriever import CachedRetriever
-from biorab.records import Example, Generation, Hit, Prediction, Prompt
 
 #: What a query gets without a retriever (zero-shot).
 NO_HITS = RetrievedHits(())

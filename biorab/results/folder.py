@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.explorer.compare import N_BOOT, SEED
 from biorab.explorer.sources import SUMMARY, ExplorerCell, cell_rows, read_cells, run_dirs
 from biorab.results.subset import SubsetComparison, compare_correct
@@ -91,7 +91,7 @@ class Results:
         (a list of dicts, a dict or ``None``)."""
         import pandas as pd
 
-        from biorab.explorer.attribution import read_attribution
+        from biorab.explorer.attribution_file import read_attribution
 
         records = []
         for cell in self._cells:
@@ -117,9 +117,9 @@ class Results:
         split is then ``None``, while ``summary.json`` has it)."""
         import pandas as pd
 
-        from biorab.diagnostics.cells import answer_items, diagnosable, instance_claims
+        from biorab.diagnostics.cell_claims import answer_items, diagnosable, instance_claims
         from biorab.diagnostics.claims import claim_scores
-        from biorab.explorer.attribution import read_attribution
+        from biorab.explorer.attribution_file import read_attribution
 
         by_key = {c.key: c for c in self._cells}
         records = []
@@ -153,7 +153,7 @@ class Results:
                                seed=seed)
 
     def _correct(self, key: str) -> dict[str, bool]:
-        from biorab.explorer.attribution import read_attribution
+        from biorab.explorer.attribution_file import read_attribution
 
         cell = next((c for c in self._cells if c.key == key), None)
         if cell is None:
@@ -171,7 +171,7 @@ def open_results(path: str | Path) -> Results:
 
     >>> open_results("/no/such/folder")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    biorab.errors.DataError: ...no such folder...
+    biorab.common.errors.DataError: ...no such folder...
     """
     return Results(Path(path))
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.explorer.compare import N_BOOT, SEED, paired_accuracy
 from biorab.metrics.paired import mcnemar
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from biorab.build import build
-from biorab.registry import RETRIEVERS
+from biorab.common.build import build
+from biorab.common.registry import RETRIEVERS
 from biorab.retrieval.base import Retriever, RetrieverParams, check_k
 from biorab.retrieval.quality import mean_reciprocal_rank, recall_at_k
 
@@ -29,7 +29,7 @@ def build_retriever(
     Args:
         name: ``bm25``, ``dense`` or ``hybrid`` (or any name registered in `RETRIEVERS`).
         params: the retriever's params; unknown keys are a `ConfigError` naming the key.
-        cache_root: where indexes are persisted (default `biorab.paths.cache_dir()`).
+        cache_root: where indexes are persisted (default `biorab.common.paths.cache_dir()`).
 
     Raises:
         UnknownNameError: `name` is not registered (the message lists the known names).

@@ -20,10 +20,10 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from biorab.errors import RetrievalError
-from biorab.params import Params
-from biorab.paths import cache_dir
-from biorab.records import CorpusItem, Hit
+from biorab.common.errors import RetrievalError
+from biorab.common.params import Params
+from biorab.common.paths import cache_dir
+from biorab.common.records import CorpusItem, Hit
 from biorab.retrieval.ranking import select, to_hits
 
 # Bumped when the on-disk index layout changes, so old folders are never misread.

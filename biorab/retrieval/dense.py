@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from biorab.paths import cache_dir
+from biorab.common.paths import cache_dir
 from biorab.retrieval.base import IndexedRetriever, RetrieverParams, digest_texts
 from biorab.retrieval.encoders import EncoderSpec, HFEncoder, Pooling, minilm_path, preset
 from biorab.retrieval.ranking import order_candidates

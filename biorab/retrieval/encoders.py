@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from biorab.errors import RetrievalError
+from biorab.common.errors import RetrievalError
 
 Pooling = Literal["mean", "cls"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from biorab.params import Params
-from biorab.records import CorpusItem, Hit
+from biorab.common.params import Params
+from biorab.common.records import CorpusItem, Hit
 from biorab.retrieval.base import check_items, check_k, digest_json
 from biorab.retrieval.ranking import order_candidates, select, to_hits
 

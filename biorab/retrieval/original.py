@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from biorab.common.errors import DataError, RetrievalError
+from biorab.common.paths import biorab_data_dir
+from biorab.common.records import CorpusItem, Example
 from biorab.corpora.store import read_json_lines
-from biorab.errors import DataError, RetrievalError
-from biorab.paths import biorab_data_dir
-from biorab.records import CorpusItem, Example
 from biorab.retrieval.quality import Judgements, canonical_ids
 
 ORIGINAL_FILES: dict[tuple[str, str], str] = {

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from biorab.common.records import Hit
 from biorab.corpora.text_identity import normalized_text
-from biorab.records import Hit
 
 
 def own_text_hits(query: str, hits: Iterable[Hit]) -> list[Hit]:

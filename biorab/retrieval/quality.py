@@ -11,8 +11,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from biorab.errors import RetrievalError
-from biorab.records import CorpusItem, Hit
+from biorab.common.errors import RetrievalError
+from biorab.common.records import CorpusItem, Hit
 
 
 def recall_at_k(hits: Mapping[str, Sequence[Hit]], relevant: Mapping[str, set[str]], k: int) -> float:

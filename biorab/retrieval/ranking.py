@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biorab.records import CorpusItem, Hit
+from biorab.common.records import CorpusItem, Hit
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from pydantic import Field, model_validator
 
-from biorab.params import Params
-from biorab.records import Hit
+from biorab.common.params import Params
+from biorab.common.records import Hit
 from biorab.retrieval.own_text import without_own_text
 
 

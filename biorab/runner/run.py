@@ -17,24 +17,24 @@ from typing import Any
 
 import yaml
 
-from biorab.atomic_files import write_text_atomic
-from biorab.attribution.cells import attribute_cells
+from biorab.attribution.cell_attribution import attribute_cells
 from biorab.attribution.framing import add_framing
 from biorab.attribution.order import add_order_flips
-from biorab.cells import CellPlan, CellResult, CellSlice
+from biorab.common.atomic_files import write_text_atomic
+from biorab.common.cell_records import CellPlan, CellResult, CellSlice
+from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
-from biorab.paths import cache_dir
 from biorab.ral import MethodCorpora, RALParts, assemble_cells
 from biorab.runner.checks.preflight import check_output_dir
-from biorab.runner.execution import (
+from biorab.runner.executors import (
     CellRowsFn,
     ExecutionStats,
     Executor,
     ProgressFn,
     fan_out,
 )
-from biorab.runner.execution.local import LocalExecutor
-from biorab.runner.execution.request import execution_request
+from biorab.runner.executors.local import LocalExecutor
+from biorab.runner.executors.request import execution_request
 from biorab.runner.plan.experiment_source import ExperimentSource, experiment_sources
 from biorab.runner.scoring.cell_metrics import write_summary
 from biorab.runner.scoring.extra_metrics import add_extra_results
@@ -90,7 +90,7 @@ def run_experiment(
 
     Args:
         config: a validated experiment config.
-        executor: what runs the pending rows: `biorab.runner.execution.local.LocalExecutor` (the default;
+        executor: what runs the pending rows: `biorab.runner.executors.local.LocalExecutor` (the default;
             pass ``LocalExecutor(backend)`` to use an already built backend) or
             `pipelines.ray_executor.RayExecutor`.
         resume: keep the rows of earlier attempts and compute only the missing ones.
@@ -98,7 +98,7 @@ def run_experiment(
         track: log to MLflow (default: ``config.tracking.enabled``).
         watch: called with the run's cells once they are planned (each `CellSlice`: its plan and its
             pending rows); what it returns is called as each cell starts and as its rows are written
-            (`biorab.runner.execution.CellRowsFn`; a sweep opens its cells' MLflow runs and shows their
+            (`biorab.runner.executors.CellRowsFn`; a sweep opens its cells' MLflow runs and shows their
             progress with it).
     """
     check_output_dir(config)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from biorab.attribution.cells import (
+from biorab.attribution.cell_attribution import (
     AGREES,
     BY_PRIOR,
     BY_RANK,

@@ -3,7 +3,7 @@ with their 95% CIs, unranked (a higher noise sensitivity is no "best")."""
 
 from __future__ import annotations
 
-from biorab.diagnostics.cells import METRICS
+from biorab.diagnostics.cell_claims import METRICS
 from biorab.diagnostics.report import HEADINGS, NOTE
 from biorab.sweep.attribution_report import _one_row_each, _shown
 from biorab.sweep.collect import CellRecord

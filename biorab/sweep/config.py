@@ -27,12 +27,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from biorab.config_loading import read_yaml, validate_mapping
+from biorab.common.config_loading import read_yaml, validate_mapping
+from biorab.common.params import Params
 from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TrackingConfig
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.params import Params
 from biorab.ral.evidence_order import EvidenceOrder
 from biorab.ral.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection

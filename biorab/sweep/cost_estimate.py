@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import GenerationStore, HitStore, default_store_paths
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
+from biorab.common.records import Prompt
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.generation.base import SamplingParams
 from biorab.generation.model_info import ModelInfo, model_info
-from biorab.records import Prompt
 from biorab.sweep.config import ModelProfile, SweepConfig, ThroughputSpec
 from biorab.sweep.expand import SweepRun, expand_runs
 from biorab.sweep.keys import generation_keys
@@ -142,7 +142,7 @@ class SweepPlan:
 
 def plan_sweep(sweep: SweepConfig, *, path: str | Path | None = None, check_data: bool = True,
                list_cells: bool = False) -> SweepPlan:
-    """Plan every cell of `sweep` against the caches under `biorab.paths.cache_dir`; `list_cells` keeps
+    """Plan every cell of `sweep` against the caches under `biorab.common.paths.cache_dir`; `list_cells` keeps
     each cell's estimate in `SweepPlan.cell_estimates`."""
     start = time.perf_counter()
     plan = SweepPlan(sweep.name, gpu=sweep.throughput.gpu)
@@ -184,7 +184,7 @@ def _plan_runs(plan: SweepPlan, runs: list[SweepRun], profile_of: Callable[[str]
                throughput: ThroughputSpec, measured: dict[str, Measured], list_cells: bool,
                start: float) -> SweepPlan:
     """Plan `runs` model by model into `plan` (shared by sweeps and run configs)."""
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     if list_cells:
         plan.cell_estimates = []
@@ -300,7 +300,7 @@ def _cost(config: Any, prompt_tokens: int, decode_tokens: int) -> float | None:
     price = config.backend.params.get("price") if config.backend.name == "openai" else None
     if not price:
         return None
-    from biorab.generation.openai_params import Price
+    from biorab.generation.openai.params import Price
 
     return round(Price.model_validate(price).cost(prompt_tokens, decode_tokens), 2)
 

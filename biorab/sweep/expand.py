@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.config_loading import validate_mapping
-from biorab.errors import ConfigError
+from biorab.common.config_loading import validate_mapping
+from biorab.common.errors import ConfigError
 from biorab.experiment import DatasetSpec, ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest
 from biorab.ral.evidence_order import MISLEADING_ORDERS

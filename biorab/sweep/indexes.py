@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.progress_lines import ProgressLines
+from biorab.common.progress_lines import ProgressLines
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from biorab.caches import generation_key_parts, hits_key_parts
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import OutputConstraint, Prompt
 
 
 def _enc(value: object) -> str:

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biorab.caches import HitStore
+from biorab.common.records import Example, Hit, Prompt
 from biorab.experiment import Cell
 from biorab.generation.base import stable_digest
 from biorab.ral.evidence_order import HitOrder
 from biorab.ral.retrieval_spec import RetrievalSpec
-from biorab.records import Example, Hit, Prompt
 from biorab.sweep.keys import hits_keys
 
 if TYPE_CHECKING:
@@ -142,8 +142,8 @@ class PromptPlanner:
             return {}
         corpus = self._digests.get(r, cell.dataset.name, cell.config.seed, cell.config.data_dir)
         if r.method != "none":  # hits come from the transformed corpus: known once the transform is stored
+            from biorab.common.paths import cache_dir
             from biorab.methods.apply import method_folder, stored_digest
-            from biorab.paths import cache_dir
 
             transformed = stored_digest(method_folder(cell.config, r.method, corpus, cache_dir()))
             if transformed is None:
@@ -223,8 +223,8 @@ class CorpusDigests:
         return self._splits[key]
 
     def get(self, r: RetrievalSpec, dataset: str, seed: int, data_dir: str | None) -> str:
+        from biorab.common.paths import biorab_data_dir
         from biorab.corpora.testbeds import SAME_CORPUS_AS
-        from biorab.paths import biorab_data_dir
 
         root = biorab_data_dir(data_dir)
         kind, rate = SAME_CORPUS_AS.get(r.testbed, (r.testbed, r.rate))
@@ -266,6 +266,6 @@ class CorpusDigests:
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
-        from biorab.atomic_files import write_text_atomic
+        from biorab.common.atomic_files import write_text_atomic
 
         write_text_atomic(self.path, json.dumps({"format": self.FORMAT, "entries": self.data}))

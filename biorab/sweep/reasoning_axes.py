@@ -54,7 +54,7 @@ def with_reasoning(backend: str, params: dict[str, Any], setting: ReasoningSetti
         if backend != "openai":
             raise ValueError(f"model profile {profile!r}: reasoning_efforts apply to the openai backend only "
                              f"(its backend is {backend!r}); exclude the cell or use thinking_budgets")
-        from biorab.generation.openai_params import OpenAIParams
+        from biorab.generation.openai.params import OpenAIParams
 
         if not OpenAIParams.model_validate({**out, "reasoning_effort": setting.effort}).reasons:
             raise ValueError(f"model profile {profile!r} is not an OpenAI reasoning model (by name, or "

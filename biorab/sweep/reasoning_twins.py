@@ -29,7 +29,7 @@ def twin_pairs(cells: list[CellRecord]) -> list[tuple[CellRecord, CellRecord]]:
 def reasoning_twin_grids(cells: list[CellRecord], *, n_boot: int, seed: int = 0) -> list[Grid]:
     """The twins table (empty without a pair)."""
     from biorab.attribution.rates import rates
-    from biorab.labels import LABELS
+    from biorab.common.labels import LABELS
     from biorab.metrics.paired import compare
     from biorab.metrics.predictions_scoring import triple_matching_for
     from biorab.sweep.significance import _aligned

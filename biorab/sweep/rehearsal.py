@@ -53,7 +53,7 @@ class Substitution:
 def rehearsal_cache_dir() -> Path:
     """The rehearsal's cache root: ``<cache dir>/rehearsal`` (the CLI points ``$BIORAB_CACHE_DIR`` at it,
     for itself and the local Ray it starts); unchanged when the cache dir already is one."""
-    from biorab.paths import cache_dir
+    from biorab.common.paths import cache_dir
 
     root = cache_dir()
     return root if root.name == REHEARSAL_CACHE else root / REHEARSAL_CACHE
@@ -145,7 +145,7 @@ def write_rehearsal_file(sweep_dir: Path, subs: list[Substitution], needs: dict[
     """``rehearsal.json``: the substitutions and (after the run) what the real sweep would need."""
     import json
 
-    from biorab.atomic_files import write_text_atomic
+    from biorab.common.atomic_files import write_text_atomic
 
     path = sweep_dir / REHEARSAL_FILE
     data = {"substitutions": [asdict(s) for s in subs], "real_sweep_needs": needs}
@@ -157,7 +157,7 @@ def mark_summaries(run_dirs: list[Path], subs: list[Substitution]) -> None:
     """Each run's ``summary.json`` says it is a rehearsal and what was replaced."""
     import json
 
-    from biorab.atomic_files import write_text_atomic
+    from biorab.common.atomic_files import write_text_atomic
 
     for run_dir in run_dirs:
         path = run_dir / "summary.json"

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import SweepRun, expand_runs
 
@@ -144,7 +144,7 @@ def _build_indexes(runs: list[SweepRun], say: Callable[[str], None]) -> None:
 
 def _executor(model: str, executor_for: Callable[[str], Any] | None,
               backends: dict[str, Any] | None) -> Any:
-    from biorab.runner.execution.local import LocalExecutor
+    from biorab.runner.executors.local import LocalExecutor
 
     backend = backends.get(model) if backends else None
     if backend is not None or executor_for is None:
@@ -155,7 +155,7 @@ def _executor(model: str, executor_for: Callable[[str], Any] | None,
 def _run_one(run: SweepRun, *, resume: bool, executor: Any, tracking: Any, key: str,
              shown: SweepProgress | None) -> Any:
     from biorab.runner import run_experiment
-    from biorab.runner.execution import fan_out
+    from biorab.runner.executors import fan_out
     from biorab.sweep.throughput import record_throughput
     from biorab.tracking.experiment import model_digest
 
@@ -211,7 +211,7 @@ def _add(out: SweepResult, result: Any) -> None:
 
 def _watch_cells(tracking: Any, run: SweepRun, key: str, plans: list[Any]) -> Any:
     """The children of one run's cells (registered now, opened as each cell starts)."""
-    from biorab.tracking.cells import cell_entry
+    from biorab.tracking.cell_runs import cell_entry
     from biorab.tracking.experiment import model_digest
 
     digest = model_digest(run.config)

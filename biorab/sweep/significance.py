@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from biorab.common.records import Prediction
 from biorab.metrics.paired import holm
-from biorab.records import Prediction
 from biorab.sweep.collect import CellRecord
 
 __all__ = ["Significance", "baseline_of", "holm", "versus_baselines"]
@@ -49,8 +49,8 @@ def versus_baselines(cells: list[CellRecord], *, n_boot: int, seed: int = 0,
 
     A cell that shares no instance with its baseline cannot be compared: it is left out too, and named in
     `not_comparable` (when given) with the reason, so one cell never ends the report."""
-    from biorab.errors import BioRABError
-    from biorab.labels import LABELS
+    from biorab.common.errors import BioRABError
+    from biorab.common.labels import LABELS
     from biorab.metrics.paired import compare
     from biorab.metrics.predictions_scoring import triple_matching_for
 

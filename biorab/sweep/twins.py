@@ -5,9 +5,11 @@ Runs once every run of the sweep is scored (`biorab.sweep.run.run_sweep`): the t
 block. A twin from another run has the run's model, seed and sampling, the cell's dataset slice up to its
 limit (`DatasetSpec.fingerprint_json`), and rows for every instance of the cell (a larger limit of the same
 slice covers a smaller one: the slice is the split's first rows); among several, the one
-`twin_candidates` puts first, earlier runs first (`biorab.attribution.cells.twin_of`). The flip, its rates
+`twin_candidates` puts first, earlier runs first (`biorab.attribution.cell_attribution.twin_of`). The flip,
+its rates
 and the run's ``summary.json`` and ``report.md`` are then rewritten as for a twin in the run
-(`biorab.attribution.cells.attribute_cell`, `biorab.runner.run.write_run_files`), so a resumed sweep
+(`biorab.attribution.cell_attribution.attribute_cell`, `biorab.runner.run.write_run_files`), so a resumed
+sweep
 writes the same files again.
 """
 
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.cells import CellResult
+from biorab.common.cell_records import CellResult
 from biorab.sweep.expand import SweepRun
 
 
@@ -32,7 +34,7 @@ def attribute_across_runs(runs: Sequence[tuple[SweepRun, Any]]) -> list[str]:
     """Attribute every retrieving cell of `runs` (each sweep run with its `RunResult`) that has no twin in
     its own run against one in another run of its model; rewrite the runs that changed. Returns the cell
     ids attributed so (``<run name>/<cell id>``)."""
-    from biorab.attribution.cells import AttributionRows, attributable, attribute_cell, twin_of
+    from biorab.attribution.cell_attribution import AttributionRows, attributable, attribute_cell, twin_of
     from biorab.runner.run import write_run_files
 
     rows = AttributionRows()

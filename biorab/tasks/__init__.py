@@ -1,4 +1,5 @@
-"""Tasks and prompt templates: the task types (one module each, registered in `biorab.registry.TASKS`), a
+"""Tasks and prompt templates: the task types (one module each, registered in
+`biorab.common.registry.TASKS`), a
 frozen `Template` per dataset and variant with the original's instruction wording, the pure `render`, and the
 negative-awareness probe."""
 

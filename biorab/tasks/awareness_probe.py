@@ -9,9 +9,9 @@ the instance's input really are inserted; the wording is otherwise the original'
 
 from __future__ import annotations
 
-from biorab.labels import AWARENESS_LABELS, AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
-from biorab.records import Example, Hit, OutputConstraint, Prompt
-from biorab.registry import TASKS
+from biorab.common.labels import AWARENESS_LABELS, AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE
+from biorab.common.records import Example, Hit, OutputConstraint, Prompt
+from biorab.common.registry import TASKS
 from biorab.tasks import instructions as wording
 from biorab.tasks.task_types import TaskType, get_task
 from biorab.tasks.wrappers import inference_prompt

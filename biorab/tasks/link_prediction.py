@@ -6,10 +6,10 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from biorab.common.records import Example, Prediction
 from biorab.parsing.base import failure, success
 from biorab.parsing.closed_labels import open_answer, parse_label
 from biorab.parsing.strict import strict_first_token
-from biorab.records import Example, Prediction
 from biorab.tasks.task_types import LabelSpace, TaskType, pick_other
 from biorab.tasks.template_catalog import link_templates
 

@@ -2,7 +2,8 @@
 
 The bring-your-own task for sets such as the paper's private SDoH notes, where one note may mention several
 social determinants at once (housing, employment, transportation...). It was added as every task is added:
-this module, its line in `biorab.registry.TASKS` and its tests (tests/unit/tasks/test_tasks_multilabel.py);
+this module, its line in `biorab.common.registry.TASKS` and its tests
+(tests/unit/tasks/test_tasks_multilabel.py);
 no other module changed.
 
 - Label: the applying labels separated by ``;`` (``"housing; employment"``); the canonical form (what the
@@ -30,13 +31,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from biorab.errors import DataError
-from biorab.labels import LABELS
+from biorab.common.errors import DataError
+from biorab.common.labels import LABELS
+from biorab.common.records import Example, OutputConstraint, Prediction
 from biorab.metrics.triples import TripleTable
 from biorab.parsing.base import failure, success
 from biorab.parsing.closed_labels import normalize
 from biorab.parsing.segments import answer_regions, strict_lines
-from biorab.records import Example, OutputConstraint, Prediction
 from biorab.tasks.instructions import CLASSIFICATION_GENERIC
 from biorab.tasks.task_types import LabelSpace, TaskType
 from biorab.tasks.template import Template
@@ -165,7 +166,8 @@ class MultiLabelClassification(TaskType):
     # ---- counterfactuals
 
     def label_space(self, dataset: str, examples: Sequence[Example]) -> LabelSpace:
-        """The dataset's label set (`biorab.labels`), else every label the training items name, sorted."""
+        """The dataset's label set (`biorab.common.labels`), else every label the training items name,
+        sorted."""
         seen = {name for example in examples for name in self.label_names(example.label)}
         return LabelSpace(task=self.name, labels=LABELS.get(dataset) or tuple(sorted(seen)))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from biorab.labels import BIONLI_LABELS
+from biorab.common.labels import BIONLI_LABELS
 from biorab.tasks.task_types import TaskType
 from biorab.tasks.template_catalog import nli_templates
 

@@ -6,11 +6,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from biorab.labels import MEDMCQA_LABELS
+from biorab.common.labels import MEDMCQA_LABELS
+from biorab.common.records import Example, Prediction
 from biorab.parsing.base import failure, option_letters, success
 from biorab.parsing.choices import parse_choice
 from biorab.parsing.strict import strict_choice
-from biorab.records import Example, Prediction
 from biorab.tasks.task_types import LabelSpace, TaskType, pick_other
 from biorab.tasks.template_catalog import qa_templates
 

@@ -17,7 +17,7 @@ never branches on its name:
   instance of it (`row_form`, a converter of `biorab.datasets.byo_tasks`).
 
 The base class is a closed-label task (one label of a list); each task type is one module of this package
-registered by one line in `biorab.registry.TASKS` (``"module:Class"``, imported on first use). The base
+registered by one line in `biorab.common.registry.TASKS` (``"module:Class"``, imported on first use). The base
 imports the parsing and metrics helpers inside its methods: this module is imported wherever a
 template is, and stays light until a task is used (the task modules import them at the top).
 Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`), not here.
@@ -30,10 +30,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from biorab.errors import DataError
-from biorab.labels import LABELS
-from biorab.records import Example, OutputConstraint, Prediction
-from biorab.registry import TASKS
+from biorab.common.errors import DataError
+from biorab.common.labels import LABELS
+from biorab.common.records import Example, OutputConstraint, Prediction
+from biorab.common.registry import TASKS
 
 if TYPE_CHECKING:
     from biorab.tasks.template import Template
@@ -112,7 +112,7 @@ class TaskType:
     #: its answer with a newline, which a "\n" stop cuts to nothing (12 of 15 single-label prompts in a
     #: probe run, see docs/tasks_and_parsing.md).
     stop: ClassVar[tuple[str, ...]] = ("\n\n", "\n###")
-    #: The metric names of `biorab.registry.METRICS` reported for this task, in report order.
+    #: The metric names of `biorab.common.registry.METRICS` reported for this task, in report order.
     metrics: ClassVar[tuple[str, ...]] = LABEL_METRICS
     #: The headline metric (the paper's Table 1: micro F1; macro F1 for QA and NLI).
     headline: ClassVar[str] = "micro_f1"
@@ -232,7 +232,9 @@ class TaskType:
     # ---- counterfactuals
 
     def label_space(self, dataset: str, examples: Sequence[Example]) -> LabelSpace:
-        """What wrong labels of `dataset`'s training items are drawn from: `biorab.labels` when it knows the
+        """What wrong labels of `dataset`'s training items are drawn from: `biorab.common.labels` when it
+        knows
+        the
         dataset, else the labels seen in `examples` (bring-your-own datasets), sorted."""
         labels = LABELS.get(dataset) or tuple(sorted({example.label for example in examples}))
         return LabelSpace(task=self.name, labels=labels)

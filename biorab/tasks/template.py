@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.errors import ConfigError, DataError
-from biorab.records import Example, Hit, OutputConstraint, Prompt
+from biorab.common.errors import ConfigError, DataError
+from biorab.common.records import Example, Hit, OutputConstraint, Prompt
 from biorab.tasks.task_types import get_task
 from biorab.tasks.wrappers import inference_prompt, training_prompt
 
@@ -27,7 +27,7 @@ class Template:
 
     Attributes:
         dataset: the dataset (or generic task) this template is for.
-        task: a registered task (`biorab.registry.TASKS`).
+        task: a registered task (`biorab.common.registry.TASKS`).
         variant: the named variant (``default``, ``bm25``, ``contriever``, ``negative_awareness``...).
         instruction: the instruction; ``{labels_tuple}`` is replaced by the label set written as a Python
             tuple (``('a', 'b')``, as the original printed it) and ``{labels_list}`` by ``a, b``.

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 
-from biorab import labels as ls
-from biorab.errors import UnknownNameError
+from biorab.common import labels as ls
+from biorab.common.errors import UnknownNameError
 from biorab.tasks import instructions as wording
 from biorab.tasks.scaffold import scaffold_labels
 from biorab.tasks.task_types import get_task, task_names

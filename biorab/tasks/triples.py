@@ -15,15 +15,15 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from biorab.errors import DataError
-from biorab.labels import RELATIONS
+from biorab.common.errors import DataError
+from biorab.common.labels import RELATIONS
+from biorab.common.records import Example, OutputConstraint, Prediction
 from biorab.metrics.tables import triple_instance_table
 from biorab.metrics.triples import TripleTable, normalize_element, parse_triples
 from biorab.parsing.base import failure, success
 from biorab.parsing.strict import strict_triple
 from biorab.parsing.triples import format_triples
 from biorab.parsing.triples import parse_triples as read_triples
-from biorab.records import Example, OutputConstraint, Prediction
 from biorab.tasks.task_types import LabelSpace, TaskType
 from biorab.tasks.template_catalog import open_triple_templates
 from biorab.tasks.triple_errors import ERROR_TYPE_ORIGIN, triple_error_types
@@ -159,7 +159,8 @@ class TripleExtraction(TaskType):
     # ---- counterfactuals: the first triple gets a wrong relation or a wrong tail
 
     def label_space(self, dataset: str, examples: Sequence[Example]) -> LabelSpace:
-        """The relation set (`biorab.labels`, else the relations seen) and the training triples' tails."""
+        """The relation set (`biorab.common.labels`, else the relations seen) and the training triples'
+        tails."""
         triples = [t for example in examples for t in split_triples(example)]
         relations = RELATIONS.get(dataset) or tuple(sorted({r for _, r, _ in triples}))
         tails = tuple(sorted({t for _, _, t in triples}))

@@ -6,7 +6,7 @@ that much; here they overlap the executor's own start-up (Ray, the actors, the m
 the driver waiting anyway.
 
 The thread starts at the executor's first progress call (``progress(0, total)``, made once its start-up is
-under way and before its first batch; `biorab.runner.execution.Executor`), not before: by then the
+under way and before its first batch; `biorab.runner.executors.Executor`), not before: by then the
 executor has imported what it needs (Ray, Ray Data, pandas), and importing a package from two threads at
 once can deadlock on Python's per-module import locks. An executor that never reports progress gets its
 runs opened when the work is over, as does a run with nothing to compute.
@@ -82,7 +82,7 @@ class BackgroundTracking:
         return report
 
     def cell_rows(self) -> CellRowsFn:
-        """The executor's per-cell callback (`biorab.runner.execution.CellRowsFn`): counts are kept until
+        """The executor's per-cell callback (`biorab.runner.executors.CellRowsFn`): counts are kept until
         the parent is open, then handed to the cells' watcher, which opens each started cell's child."""
 
         def report(counts: Mapping[str, int]) -> None:

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorab.cells import CellPlan, CellResult
+from biorab.common.cell_records import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
-from biorab.tracking.cells import cell_entry, cell_key, cell_metrics, ci_tags, predictions_table, write_ledger
+from biorab.tracking.cell_runs import (
+    cell_entry,
+    cell_key,
+    cell_metrics,
+    ci_tags,
+    predictions_table,
+    write_ledger,
+)
 from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.live import CellRowsFn, LiveTracking, provenance_tags
 from biorab.tracking.mlflow_tracker import artifact_root
@@ -22,7 +29,7 @@ def parent_key(kind: str, name: str, out_dir: Path) -> str:
 
 def model_digest(config: ExperimentConfig) -> str:
     """The generation-cache digest of the run's model, computed without loading it."""
-    from biorab.errors import BioRABError
+    from biorab.common.errors import BioRABError
     from biorab.generation.model_info import model_info
 
     try:

@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 from biorab.tracking.session import CellEntry, TrackingSession
 
 ProgressFn = Callable[[int, int], None]
@@ -76,7 +76,7 @@ class LiveTracking:
 
     def watch_cells(self, entries: dict[str, CellEntry]) -> CellRowsFn:
         """Register the children of a run's cells (by cell id); returns the executor's per-cell callback
-        (`biorab.runner.execution.CellRowsFn`) that opens each child when its cell starts."""
+        (`biorab.runner.executors.CellRowsFn`) that opens each child when its cell starts."""
         self._guard(lambda s: s.register_cells(list(entries.values())))
         keys = {cell_id: entry.key for cell_id, entry in entries.items()}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 
 CHECK_TIMEOUT_S = 3.0
 #: MLflow's own HTTP client: fail after one short retry instead of its default ~7 retries with backoff.

@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 
 KEY = "biorab.key"
 PARENT_KEY = "biorab.parent_key"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 from biorab.tracking import runs as keyed
 from biorab.tracking.preflight import check_server
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 
 StoreState = Literal["absent", "ready", "incomplete", "unusable"]
 _CREATING = ".creating-"

@@ -57,9 +57,10 @@ def sample_rows(predictions: Path, n: int) -> list[dict[str, Any]]:
 
 
 def with_attribution(rows: list[dict[str, Any]], cell_dir: Path) -> list[dict[str, Any]]:
-    """`rows`, each with its ``attribution`` row (`biorab.attribution.cells.read_attribution`) when the cell
+    """`rows`, each with its ``attribution`` row (`biorab.attribution.cell_attribution.read_attribution`)
+    when the cell
     has one."""
-    from biorab.attribution.cells import read_attribution
+    from biorab.attribution.cell_attribution import read_attribution
 
     found = read_attribution(cell_dir)
     return [{**row, "attribution": found.get(row["id"])} for row in rows]

@@ -46,7 +46,8 @@ def runs_view(metrics: Iterable[str]) -> dict[str, Any]:
 
 
 def headline_metrics(cells: Iterable[Any]) -> list[str]:
-    """The headline metric of each scored cell (`biorab.cells.CellResult`), in order, without repeats."""
+    """The headline metric of each scored cell (`biorab.common.cell_records.CellResult`), in order, without
+    repeats."""
     from biorab.metrics.task_scoring import PRIMARY_METRIC
 
     out: list[str] = []

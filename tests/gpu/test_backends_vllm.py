@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
+from biorab.common.records import OutputConstraint, Prompt  # noqa: E402
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
-from biorab.records import OutputConstraint, Prompt  # noqa: E402
 
 YN = OutputConstraint(choices=("y", "n"))
 TRIPLE = OutputConstraint(regex=r"[A-Za-z0-9 ]{1,20}\|(effect|dosage)\|[A-Za-z0-9 ]{1,20}")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import OutputConstraint, Prompt
 
 
 def _biorab(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from biorab.errors import BackendError, ConfigError
+from biorab.common.errors import BackendError, ConfigError
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import OutputConstraint, Prompt
 from tests.support.fault_openai_server import FaultServer
 
 FAST = {"backoff_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 0.5, "model": "fault-model"}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import ConfigError
 from biorab.drugmech.generate.query_sets import meta_path, parse_kind
 from biorab.drugmech.queries.query_files import load_query_file
-from biorab.errors import ConfigError
 
 BIORAB = Path(sys.executable).with_name("biorab")
 

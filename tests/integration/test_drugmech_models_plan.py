@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Prompt
 from biorab.generation.base import SamplingParams
-from biorab.generation.openai_params import OpenAIParams, request_body
-from biorab.records import Prompt
+from biorab.generation.openai.params import OpenAIParams, request_body
 from biorab.sweep import load_sweep
 from biorab.sweep.expand import expand_runs
 from tests.support.cli_runs import REPO, biorab

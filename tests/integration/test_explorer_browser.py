@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from biorab.explorer.attribution import read_attribution
+from biorab.explorer.attribution_file import read_attribution
 from biorab.runner.store.shards import latest_rows, read_all_rows
 from tests.support.browser import browser_page, require_chromium, screenshot_dir
 from tests.support.cli_runs import biorab

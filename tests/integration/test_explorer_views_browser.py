@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from biorab.explorer import write_explorer
-from biorab.explorer.attribution import read_attribution
+from biorab.explorer.attribution_file import read_attribution
 from biorab.explorer.compare import paired_accuracy
 from tests.support.browser import browser_page, require_chromium, screenshot_dir
 from tests.support.explorer_sweep import SETTINGS_42, write_sweep

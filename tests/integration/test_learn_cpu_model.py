@@ -81,7 +81,7 @@ def test_triplet_loss_goes_down_on_the_cpu_model(data_dir: Path) -> None:
 
 def test_saved_adapter_changes_generations(adapter: tuple[Path, list[float]], data_dir: Path) -> None:
     from biorab.generation.base import SamplingParams
-    from biorab.generation.hf import TransformersBackend
+    from biorab.generation.hf.backend import TransformersBackend
     from biorab.ral import render_prompt
     from biorab.tasks import get_template
 

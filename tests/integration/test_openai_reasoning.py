@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import BackendFatalError, ConfigError
+from biorab.common.errors import BackendFatalError, ConfigError
+from biorab.common.records import Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import Prompt
 from tests.support.cli_runs import biorab, write_config
 from tests.support.fault_openai_server import FaultServer, answer_for
 

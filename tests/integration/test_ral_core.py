@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Example
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 from biorab.generation import build_backend
 from biorab.ral import RAL, CachedGenerator, build_ral
-from biorab.records import Example
 from biorab.runner import run_experiment
 from biorab.runner.store.shards import read_all_rows
 
@@ -83,8 +83,8 @@ def test_ral_without_retriever_renders_zero_shot_and_fails_softly(data_dir: Path
 @pytest.mark.parametrize("cached", [False, True])
 def test_cached_generator_reads_back_what_it_stored(tmp_path: Path, cached: bool) -> None:
     from biorab.caches import GenerationStore
+    from biorab.common.records import Prompt
     from biorab.generation.base import SamplingParams
-    from biorab.records import Prompt
 
     store = GenerationStore(tmp_path / "g.sqlite")
     gen = CachedGenerator(build_backend("fake", {"mode": "fixed", "answer": "yes"}), store)

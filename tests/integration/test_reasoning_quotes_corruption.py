@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from biorab.attribution.cells import ATTRIBUTION_FILE
+from biorab.attribution.cell_attribution import ATTRIBUTION_FILE
 from biorab.runner import run_experiment
 from tests.integration.test_run_attribution import _flags, _items, _ledger
 from tests.support.attribution_runs import COPY_TOP, attribution_config

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from biorab.common.records import Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import Prompt
 from tests.support.fault_openai_server import FaultServer
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from biorab.attribution.cells import ATTRIBUTION_FILE, ATTRIBUTION_SCHEMA, read_attribution
+from biorab.attribution.cell_attribution import ATTRIBUTION_FILE, ATTRIBUTION_SCHEMA, read_attribution
 from biorab.corpora import build_corpus, write_corpus
 from biorab.runner import run_experiment
 from tests.support.attribution_runs import COPY_TOP, RATE, attribution_config, gold_answers
@@ -304,7 +304,7 @@ def test_a_cell_without_a_twin_says_no_baseline(tmp_path: Path, data_dir: Path) 
     """No no-retrieval cell in the run: the conditional rates stay, and every report says they have no
     baseline (summary.json, report.md, the MLflow tag), never silently."""
     from biorab.experiment import ExperimentConfig
-    from biorab.tracking.cells import ci_tags
+    from biorab.tracking.cell_runs import ci_tags
 
     config = attribution_config(tmp_path, data_dir, COPY_TOP).model_dump(mode="json")
     config["retrieval"] = config["retrieval"][1:]  # the counterfactual cells only

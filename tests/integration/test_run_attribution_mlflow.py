@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.attribution.cells import read_attribution
+from biorab.attribution.cell_attribution import read_attribution
 from biorab.runner import run_experiment
 from tests.support.attribution_runs import COPY_TOP, attribution_config
 

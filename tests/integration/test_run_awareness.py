@@ -12,7 +12,7 @@ import pytest
 from biorab.generation.fake import FakeBackend
 from biorab.ral import probe_prompt_id
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from biorab.runner.store.shards import read_all_rows
 from biorab.tasks import AWARENESS_MAX_TOKENS
 from tests.support.awareness_runs import COUNTS, PROBES, N, answers, make_config, na_config

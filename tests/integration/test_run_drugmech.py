@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from biorab.common.errors import ConfigError
 from biorab.drugmech.experiment.config_checks import check_drugmech
 from biorab.drugmech.prompts.render import render_prompt
 from biorab.drugmech.queries.query_files import load_release_file
-from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.runner import run_experiment
 from biorab.runner.checks.validate import load_experiment

@@ -13,7 +13,7 @@ from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from biorab.runner.store.shards import read_all_rows
 from tests.support.local_runs import N_ADE, N_QA, answers, make_config
 

@@ -14,7 +14,7 @@ from biorab.corpora import build_corpus
 from biorab.experiment import ExperimentConfig
 from biorab.generation.fake import FakeBackend
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from tests.support.method_runs import N, answers
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from biorab.errors import TrackingError
+from biorab.common.errors import TrackingError
 from biorab.runner import run_experiment
 from biorab.tracking.flatten import mlflow_params
 from biorab.tracking.mlflow_tracker import default_tracking_uri

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
-from biorab.records import Generation, Prompt
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from tests.support.local_runs import N_ADE, N_QA, make_config
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
+from biorab.common.records import Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import Prompt
 from serve.deadlines import Ticket
 from tests.support.tiny_causal_lm import build_tiny_lm, build_tiny_lora
 

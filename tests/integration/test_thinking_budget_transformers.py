@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from biorab.common.records import Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import Prompt
 
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
-from biorab.paths import cache_dir
 from biorab.runner import run_experiment
 from biorab.runner.checks.validate import load_experiment
 from pipelines.ray_executor import RayExecutor

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
-from biorab.paths import cache_dir
 from biorab.runner import run_experiment
 from biorab.runner.checks.validate import check_experiment, load_experiment
 from pipelines.ray_executor import RayExecutor

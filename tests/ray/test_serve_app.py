@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import requests
 
+from biorab.common.records import Example
 from biorab.datasets import load_dataset
 from biorab.experiment import ExperimentConfig
-from biorab.records import Example
 from biorab.runner import run_experiment
 from biorab.runner.store.shards import read_all_rows
 from tests.support.serving import free_port, staged_data

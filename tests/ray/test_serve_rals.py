@@ -87,9 +87,9 @@ def test_models_lists_every_ral_with_its_adapter(server: dict[str, Any]) -> None
 def test_each_ral_answers_by_model_with_its_adapter_on_one_engine(server: dict[str, Any]) -> None:
     from openai import OpenAI
 
+    from biorab.common.records import Prompt
     from biorab.generation import build_backend
     from biorab.generation.base import SamplingParams
-    from biorab.records import Prompt
     from biorab.tasks import get_template
 
     answers = {model: ral(server, model) for model in ("ral-a", "ral-b", "ral-base", "ral-a")}

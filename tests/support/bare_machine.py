@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab import paths
+from biorab.common import paths
 
 
 def bare_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from biorab.experiment import ExperimentConfig
-from biorab.explorer.attribution import ATTRIBUTION_FILE
-from biorab.explorer.attribution import COLUMNS as ATTRIBUTION_COLUMNS
+from biorab.explorer.attribution_file import ATTRIBUTION_FILE
+from biorab.explorer.attribution_file import COLUMNS as ATTRIBUTION_COLUMNS
 from biorab.ral.rows import COLUMNS, ROW_SCHEMA
 
 LABELS = ("0", "1")

@@ -39,28 +39,30 @@ HEAVY_STACK = ("ray", "mlflow", "torch", "transformers", "faiss", "vllm", "peft"
 # The engine modules: built on a heavy library at their top (their classes subclass its types), loaded only
 # through a lazy registry entry or from inside a function. Each names the heavy libraries it is built on.
 ENGINES = {
-    "biorab.generation.hf": ("torch", "transformers"),
-    "biorab.generation.hf_cache": ("torch", "transformers"),
-    "biorab.generation.hf_guided": ("torch", "transformers"),
-    "biorab.generation.hf_label_logprobs": ("torch",),
-    "biorab.generation.hf_prefill": ("torch",),
-    "biorab.generation.hf_stopping": ("torch", "transformers"),
+    "biorab.generation.hf.backend": ("torch", "transformers"),
+    "biorab.generation.hf.cache": ("torch", "transformers"),
+    "biorab.generation.hf.guided": ("torch", "transformers"),
+    "biorab.generation.hf.label_logprobs": ("torch",),
+    "biorab.generation.hf.prefill": ("torch",),
+    "biorab.generation.hf.stopping": ("torch", "transformers"),
     "biorab.retrieval.bm25_index": ("bm25s",),
 }
 # Inside the library, anywhere in a module (lazy imports included): the packages a package may import.
 # The RAL core imports what it is made of; the plug-ins that fill it (hit filters from `learn`, corpus
-# methods from `methods`) register by name in `biorab.registry`. Its input type, `RetrievalSpec`, is the
+# methods from `methods`) register by name in `biorab.common.registry`. Its input type, `RetrievalSpec`, is
+# the
 # core's: the config module reads it from the core (its ``filter:`` block a `config_sections` section).
 # Generation knows nothing of training (adapter checks and model references are its own or neutral).
 # The config module names no experiment kind's or trainer's types: the blocks those own (``drugmech:``, a
-# retrieval entry's ``filter:``) are models registered in `biorab.registry.CONFIG_SECTIONS`.
+# retrieval entry's ``filter:``) are models registered in `biorab.common.registry.CONFIG_SECTIONS`.
 ALLOWED_INSIDE = {
-    "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches", "records",
-                   "errors", "registry", "labels", "params", "config_sections"),
-    "biorab.generation": ("generation", "records", "errors", "params", "paths", "registry", "build",
-                          "model_refs"),
-    "biorab.experiment": ("experiment", "config_sections", "generation", "params", "retrieval", "ral",
-                          "registry", "errors"),
+    "biorab.ral": ("ral", "tasks", "parsing", "retrieval", "generation", "corpora", "caches",
+                   "common.records", "common.errors", "common.registry", "common.labels", "common.params",
+                   "common.config_sections"),
+    "biorab.generation": ("generation", "common.records", "common.errors", "common.params", "common.paths",
+                          "common.registry", "common.build", "common.model_refs"),
+    "biorab.experiment": ("experiment", "common.config_sections", "generation", "common.params", "retrieval",
+                          "ral", "common.registry", "common.errors"),
 }
 # Tracking logs what the runner and the sweeps produce; the use case that runs them again to log a run
 # (`biorab track`) is the CLI's (`biorab.cli.replay_tracking`). Fetching gets data; what a run needs
@@ -188,11 +190,18 @@ def _inside_violation(path: str, module: str) -> str | None:
     if parts[0] != "biorab" or len(parts) < 2:
         return None
     allowed = ALLOWED_INSIDE.get(package)
-    if allowed is not None and parts[1] not in allowed:
+    if allowed is not None and not any(_within(parts[1:], entry) for entry in allowed):
         return f"{package} may import only biorab.{{{', '.join(allowed)}}}"
     if parts[1] in FORBIDDEN_INSIDE.get(package, ()):
         return f"{package} must not import biorab.{{{', '.join(FORBIDDEN_INSIDE[package])}}}"
     return None
+
+
+def _within(parts: list[str], entry: str) -> bool:
+    """Whether the module ``biorab.<parts>`` is the library module or package `entry` (dotted below
+    ``biorab``: ``ral``, ``core.records``) or inside it."""
+    named = entry.split(".")
+    return parts[: len(named)] == named
 
 
 def check_tree(repo: Path) -> list[Violation]:
@@ -258,7 +267,7 @@ def repo_packages(repo: Path) -> set[str]:
 
 def package_of(module: str, packages: set[str] | frozenset[str]) -> str:
     """The package a module belongs to: a package is its own; a module in a subpackage belongs to it
-    (``biorab.ral.core`` -> ``biorab.ral``); a module directly in a layer's folder (``biorab.records``,
+    (``biorab.ral.core`` -> ``biorab.ral``); a module directly in a layer's folder (``biorab.common.records``,
     ``serve.app``) is a unit of its own, since a layer is no package with one job."""
     if module in packages:
         return module

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
+from biorab.common.errors import BioRABError
 from biorab.drugmech.experiment.spec import DrugMechCellInfo, drugmech_info
-from biorab.errors import BioRABError
 from biorab.experiment import ExperimentConfig, RetrievalSpec
-from biorab.tracking.cells import cell_setting
+from biorab.tracking.cell_runs import cell_setting
 
 INFO = DrugMechCellInfo("change_pos_dpi_r250", "CHANGE_LINK", "open", None, 1)
 SOURCE_PLAN = CellPlan(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import typer
 
-from biorab.cli import exit_codes
 from biorab.cli.main import COMMAND_MODULES, LOAD_ERRORS, app
+from biorab.cli.support import exit_codes
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,6 @@
 """The config module names no experiment kind's or trainer's types: the ``drugmech:`` block and a retrieval
-entry's ``filter:`` are models their plug-ins register (`biorab.registry.CONFIG_SECTIONS`). Every job in
+entry's ``filter:`` are models their plug-ins register (`biorab.common.registry.CONFIG_SECTIONS`). Every job
+in
 jobs/ loads to the same config and the same cells as when the config imported those models, and a bad block
 fails with the same message (both pinned from main before the change; rewrite the pin with
 ``python -m tests.unit.test_config_sections`` only in a commit that means to change a job)."""
@@ -13,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from biorab.config_loading import load_config
-from biorab.errors import ConfigError
+from biorab.common.config_loading import load_config
+from biorab.common.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 
 REPO = Path(__file__).resolve().parents[2]

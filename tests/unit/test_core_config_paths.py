@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from biorab.config_loading import load_config, read_yaml
-from biorab.errors import ConfigError, DataError
-from biorab.params import Params
-from biorab.paths import biorab_data_dir, cache_dir
+from biorab.common.config_loading import load_config, read_yaml
+from biorab.common.errors import ConfigError, DataError
+from biorab.common.params import Params
+from biorab.common.paths import biorab_data_dir, cache_dir
 
 
 class Inner(Params):

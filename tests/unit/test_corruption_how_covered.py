@@ -8,8 +8,8 @@ import random
 import pytest
 
 from biorab.attribution.evidence import Evidence
+from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import LedgerEntry
-from biorab.records import Example, Hit
 from biorab.tasks import get_task
 from biorab.tasks.task_types import LabelSpace
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab.config_loading import load_config
-from biorab.errors import ConfigError
+from biorab.common.config_loading import load_config
+from biorab.common.errors import ConfigError
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 
 BASE = """

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from biorab.caches import hits_key
-from biorab.config_loading import load_config
-from biorab.errors import ConfigError
+from biorab.common.config_loading import load_config
+from biorab.common.errors import ConfigError
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 from biorab.generation.base import SamplingParams
 from biorab.ral import parse_judgement, probe_sampling
@@ -135,7 +135,7 @@ def test_hits_key_changes_only_without_dedupe() -> None:
 
 
 def test_select_hits_dedupe_switch() -> None:
-    from biorab.records import Hit
+    from biorab.common.records import Hit
 
     hits = [Hit("a", 3.0, 0, "s", "1"), Hit("b", 2.0, 1, "s", "1"), Hit("c", 1.0, 2, "t", "0")]
     assert [h.doc_id for h in select_hits(hits, Selection(k=3, keep_ties=False))] == ["a", "c"]

@@ -6,9 +6,9 @@ import multiprocessing as mp
 from pathlib import Path
 
 from biorab.caches import ContentStore, GenerationStore, HitStore, generation_key, hits_key
+from biorab.common.records import Example, Generation, Hit, OutputConstraint, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.ral.rows import example_row
-from biorab.records import Example, Generation, Hit, OutputConstraint, Prompt
 from biorab.runner.store.shards import done_ids, latest_rows, read_all_rows, shard_files, write_shards
 from biorab.tracking.flatten import flatten
 
@@ -100,7 +100,7 @@ def test_flatten_config() -> None:
 
 def test_generation_keys_of_existing_configs_are_unchanged() -> None:
     """Keys pinned from the code before guided decoding: caches of unchanged behaviour stay valid."""
-    from biorab.records import OutputConstraint
+    from biorab.common.records import OutputConstraint
 
     choices = Prompt("x", "Q: a?", ("\n",), OutputConstraint(choices=("y", "n")))
     regex = Prompt("x", "Q: a?", ("\n",), OutputConstraint(regex="[a-z]+"))

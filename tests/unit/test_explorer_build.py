@@ -12,9 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
+from biorab.common.records import Example
 from biorab.explorer import write_explorer
-from biorab.explorer.attribution import ATTRIBUTION_FILE, COLUMNS
+from biorab.explorer.attribution_file import ATTRIBUTION_FILE, COLUMNS
 from biorab.explorer.entries import (
     ATTRIBUTED,
     COPIED,
@@ -26,7 +27,6 @@ from biorab.explorer.entries import (
     VERDICT_SHIFT,
 )
 from biorab.ral.rows import example_row
-from biorab.records import Example
 from biorab.runner.store.shards import write_shards
 
 NONE, CF, QA = "ade_corpus_v2-test__none__aa", "ade_corpus_v2-test__cf__bb", "medmcqa-test__none__cc"

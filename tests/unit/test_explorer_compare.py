@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.experiment import ExperimentConfig
 from biorab.explorer.compare import SEED, bootstrap_delta, mulberry32, paired_accuracy, percentile
 from biorab.explorer.sources import read_cells

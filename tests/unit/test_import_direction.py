@@ -104,7 +104,7 @@ def test_tracking_runs_neither_the_runner_nor_a_sweep_even_lazily() -> None:
 
 def test_the_config_module_names_no_experiment_kind_or_trainer() -> None:
     source = ("from biorab.generation.base import SamplingParams\n"
-              "from biorab.config_sections import Section\n"
+              "from biorab.common.config_sections import Section\n"
               "from biorab.drugmech.experiment.spec import DrugMechSpec\n"
               "def f():\n    from biorab.learn.hit_filter import HitFilterSpec\n"
               "    from biorab.runner.plan.benchmark_source import BioRABSource\n")
@@ -112,7 +112,8 @@ def test_the_config_module_names_no_experiment_kind_or_trainer() -> None:
     assert [(v.line, v.module) for v in found] == [
         (3, "biorab.drugmech.experiment.spec"), (5, "biorab.learn.hit_filter"),
         (6, "biorab.runner.plan.benchmark_source")]
-    assert found[0].why.startswith("biorab.experiment may import only biorab.{experiment, config_sections")
+    assert found[0].why.startswith(
+        "biorab.experiment may import only biorab.{experiment, common.config_sections")
 
 
 def test_no_two_modules_of_any_layer_import_each_other() -> None:
@@ -145,7 +146,7 @@ def test_a_planted_cycle_fails_through_a_lazy_import_and_a_package() -> None:
 
 def test_a_planted_relative_import_counts_as_the_module_it_names() -> None:
     source = ("from ..learn import hit_filter\nfrom .steps import retrieve\n"
-              "def f():\n    from .. import methods, labels\n")
+              "def f():\n    from .. import methods\n    from ..core import labels\n")
     found = check_source(source, layer="biorab", path="biorab/ral/planted.py")
     assert [(v.line, v.module) for v in found] == [(1, "biorab.learn.hit_filter"), (4, "biorab.methods")]
     # One dot in a package's __init__ is the package itself; a dot too many is an error, not a pass.
@@ -160,7 +161,8 @@ def test_a_planted_relative_import_counts_as_the_module_it_names() -> None:
 
 
 def test_a_planted_package_import_counts_as_the_package() -> None:
-    found = check_source("from biorab import learn, labels\n", layer="biorab", path="biorab/ral/planted.py")
+    found = check_source("from biorab import learn\nfrom biorab.common import labels\n", layer="biorab",
+                         path="biorab/ral/planted.py")
     assert [(v.line, v.module) for v in found] == [(1, "biorab.learn")]
     assert found[0].why.startswith("biorab.ral may import only")
     lazy = check_source("def f():\n    from biorab import runner\n", layer="biorab",
@@ -178,7 +180,7 @@ def test_fetching_asks_nothing_of_the_runner() -> None:
 def test_no_two_packages_import_each_other() -> None:
     graph, packages = import_graph(REPO), repo_packages(REPO)
     pgraph = package_graph(graph, packages)
-    assert {"biorab.ral", "biorab.corpora", "biorab.drugmech.scoring", "biorab.records"} <= set(pgraph)
+    assert {"biorab.ral", "biorab.corpora", "biorab.drugmech.scoring", "biorab.common"} <= set(pgraph)
     assert "biorab.corpora" in pgraph["biorab.retrieval"]  # the retriever reads the corpus store
     assert [describe_package_cycle(pgraph, c) for c in import_cycles(pgraph)] == []
 
@@ -206,14 +208,14 @@ def test_a_planted_heavy_module_top_import_fails_outside_an_engine() -> None:
         (2, "torch", "torch only inside functions"),
         (3, "transformers", "transformers only inside functions")]
     # An engine may be built on the libraries it names, and only on those.
-    engine = check_source(source + "import faiss\n", layer="biorab", path="biorab/generation/hf.py")
+    engine = check_source(source + "import faiss\n", layer="biorab", path="biorab/generation/hf/backend.py")
     assert [(v.line, v.module) for v in engine] == [(6, "faiss")]
     # Importing an engine at the top of a light module would make that module heavy.
-    light = check_source("from biorab.generation.hf import TransformersBackend\n", layer="biorab",
+    light = check_source("from biorab.generation.hf.backend import TransformersBackend\n", layer="biorab",
                          path="biorab/generation/planted.py")
     assert [v.why for v in light] == [
-        "biorab.generation.hf is an engine module (torch, transformers): import it inside functions"]
-    assert check_source("def f():\n    from biorab.generation.hf import X\n", layer="biorab",
+        "biorab.generation.hf.backend is an engine module (torch, transformers): import it inside functions"]
+    assert check_source("def f():\n    from biorab.generation.hf.backend import X\n", layer="biorab",
                         path="biorab/generation/planted.py") == []
     assert set(ENGINES) <= {m for m in import_graph(REPO)}
 

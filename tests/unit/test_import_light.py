@@ -36,14 +36,16 @@ def test_every_package_is_found() -> None:
     found = library_packages()
     assert {"biorab.drugmech.prompts", "biorab.runner", "biorab.ral", "pipelines"} <= set(found)
     assert {"biorab.retrieval.dense", "pipelines.ray_executor"} <= set(light_modules())
-    assert "biorab.generation.hf" not in light_modules()
+    assert "biorab.generation.hf.backend" not in light_modules()
 
 
 @pytest.mark.parametrize(
     "statement",
     [
         "import biorab",
-        "import biorab.registry, biorab.records, biorab.build, biorab.config_loading, biorab.cells",
+        "import biorab.common.registry, biorab.common.records, biorab.common.build, "
+        "biorab.common.config_loading, "
+        "biorab.common.cell_records",
         "import biorab.cli.main",
         "import " + ", ".join(library_packages()),
         "import " + ", ".join(light_modules()),

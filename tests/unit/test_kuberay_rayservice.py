@@ -66,7 +66,7 @@ def test_rayservice_serve_config_is_generated_and_valid_for_ray(monkeypatch: pyt
 
 
 def test_autoscaling_is_checked_when_the_config_loads(tmp_path: Path) -> None:
-    from biorab.errors import ConfigError
+    from biorab.common.errors import ConfigError
     from serve.config import load_serve_config
 
     bad = {"deployments": {"generator": {"autoscaling": {"min_replicas": 3, "max_replicas": 2}}}}

@@ -1,7 +1,7 @@
 """The library has no side effects on import or construction: it never sets environment variables or seeds
-a global RNG (seeds pass explicitly). The edge (`biorab/cli/process_env.py`, applied by the CLI's `main`)
-sets environment defaults; the few places that must seed or set something for a third-party library are
-listed here, with why."""
+a global RNG (seeds pass explicitly). The edge (`biorab/cli/support/process_env.py`, applied by the CLI's
+`main`) sets environment defaults; the few places that must seed or set something for a third-party
+library are listed here, with why."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ ALLOWED = {
     ("biorab/cli/sweep.py", 'os.environ["BIORAB_CACHE_DIR"] = str(rehearsal_cache_dir())'),
     # The edge: the defaults the CLI's `main` (and the bench scripts) apply before any command runs; never
     # called on import.
-    ("biorab/cli/process_env.py", "os.environ.setdefault(key, value)"),
+    ("biorab/cli/support/process_env.py", "os.environ.setdefault(key, value)"),
     # Inside `torch.random.fork_rng()`: the caller's RNG state is restored after the seeded generate.
-    ("biorab/generation/hf.py", "torch.manual_seed(params.seed)"),
+    ("biorab/generation/hf/backend.py", "torch.manual_seed(params.seed)"),
     # Likewise inside `fork_rng()`: LoRA's init and dropout draw from torch's global RNG (no generator
     # argument), so training pins them per step and restores the caller's state.
     ("biorab/learn/encoder_model.py", "torch.manual_seed(params.seed)"),
@@ -29,7 +29,7 @@ ALLOWED = {
     ("biorab/learn/loop.py", "torch.manual_seed(self.seed * 1_000_003 + step)"),
     # vLLM reads its CPU KV-cache size and its batch-invariant mode only from environment variables (no
     # engine argument), when the engine a backend builds starts: `engine_env` lists them.
-    ("biorab/generation/vllm_engine.py",
+    ("biorab/generation/vllm/engine.py",
      "os.environ.setdefault(name, value)  # vLLM reads these when the engine starts"),
     # Ray takes a new local Ray's GCS port only from RAY_GCS_SERVER_PORT (no `ray.init` argument); the tune
     # jobs' start (`start_ray(train_dashboard=True)`) sets it for the one `ray.init` and restores it.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab import paths
-from biorab.errors import ConfigError
+from biorab.common import paths
+from biorab.common.errors import ConfigError
 
 
 @pytest.fixture

@@ -45,11 +45,11 @@ def test_nothing_under_pipelines_imports_the_runner() -> None:
 
 def test_the_check_sees_every_form_of_import() -> None:
     planted = {
-        "from biorab.runner.execution import ExecutionRequest\n": [(1, "biorab.runner.execution")],
+        "from biorab.runner.executors import ExecutionRequest\n": [(1, "biorab.runner.executors")],
         "import biorab.runner.store.shards as s\n": [(1, "biorab.runner.store.shards")],
         "from biorab import runner\n": [(1, "biorab.runner")],
-        "def f():\n    from biorab.runner.execution.local import run_local\n": [
-            (2, "biorab.runner.execution.local")],
+        "def f():\n    from biorab.runner.executors.local import run_local\n": [
+            (2, "biorab.runner.executors.local")],
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from biorab.runner import run\n": [
             (3, "biorab.runner")],
     }

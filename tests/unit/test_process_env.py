@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from biorab.cli.process_env import PROCESS_ENV_DEFAULTS, apply_process_env_defaults
+from biorab.cli.support.process_env import PROCESS_ENV_DEFAULTS, apply_process_env_defaults
 
 
 def test_defaults_fill_only_what_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:

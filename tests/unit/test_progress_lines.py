@@ -3,7 +3,7 @@ and a final line; the format `progress: done/total unit (pct%), rate unit/s, eta
 
 from __future__ import annotations
 
-from biorab.progress_lines import ProgressLines
+from biorab.common.progress_lines import ProgressLines
 
 
 def make(times: list[float], **kwargs: object) -> tuple[ProgressLines, list[str]]:

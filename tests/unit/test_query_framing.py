@@ -9,6 +9,7 @@ from typing import get_args
 
 import pytest
 
+from biorab.common.records import Example
 from biorab.datasets import load_dataset
 from biorab.datasets.framing import (
     FRAMINGS,
@@ -20,7 +21,6 @@ from biorab.datasets.framing import (
     reframe,
 )
 from biorab.experiment import Framing
-from biorab.records import Example
 
 
 def test_abbreviations_by_hand() -> None:

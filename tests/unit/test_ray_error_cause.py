@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from ray.exceptions import RayError
 
-from biorab.cli.ray_errors import biorab_cause
-from biorab.errors import BackendFatalError, RetrievalError
+from biorab.cli.support.ray_errors import biorab_cause
+from biorab.common.errors import BackendFatalError, RetrievalError
 from pipelines.ray_executor import backend_fatal_cause
 
 TRACEBACK = """ray::MapWorker(MapBatches(RetrievalActor)).submit() (pid=11826)
   File "biorab/retrieval/encoders.py", line 163, in _load
     raise RetrievalError(
-biorab.errors.RetrievalError: could not load encoder 'facebook/contriever': offline"""
+biorab.common.errors.RetrievalError: could not load encoder 'facebook/contriever': offline"""
 
 
 def test_the_workers_error_is_rebuilt_from_the_traceback() -> None:
@@ -28,5 +28,5 @@ def test_the_original_in_the_chain_first_and_plain_errors_pass() -> None:
     wrapped = RayError("ray text")
     wrapped.__cause__ = original
     assert backend_fatal_cause(wrapped) is original and biorab_cause(wrapped) is original
-    assert biorab_cause(ValueError("biorab.errors.RetrievalError: x")) is None  # not a Ray error
+    assert biorab_cause(ValueError("biorab.common.errors.RetrievalError: x")) is None  # not a Ray error
     assert biorab_cause(RayError("no BioRAB line here")) is None

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.build import build
-from biorab.errors import ConfigError, UnknownNameError
-from biorab.params import Params
-from biorab.registry import Registry
+from biorab.common.build import build
+from biorab.common.errors import ConfigError, UnknownNameError
+from biorab.common.params import Params
+from biorab.common.registry import Registry
 
 
 def _registry() -> Registry[object]:
@@ -57,7 +57,7 @@ def test_double_registration_is_an_error() -> None:
 def test_params_of_a_lazy_entry_come_from_its_light_module_alone() -> None:
     """Checking params loads only the module named by ``params=``: here the component's own module does
     not even exist, as a heavy one (torch) may be absent on the machine that validates."""
-    from biorab.build import build_params
+    from biorab.common.build import build_params
 
     reg: Registry[object] = Registry("widget")
     reg.add_lazy("heavy", "biorab_no_such_module_anywhere:Heavy",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.registry import Registry
+from biorab.common.registry import Registry
 
 
 def test_concurrent_first_gets_of_a_lazy_entry_all_succeed(tmp_path: Path,

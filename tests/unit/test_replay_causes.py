@@ -9,9 +9,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from biorab.caches import generation_key
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
-from biorab.records import OutputConstraint, Prompt
 from biorab.replay import difference_cause
 
 CONFIG = ExperimentConfig.model_validate({

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.explorer.compare import mulberry32, paired_accuracy
 from biorab.results.subset import compare_correct
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from biorab.cli.sweep_progress import SweepLines
+from biorab.cli.support.sweep_progress import SweepLines
 
 
 def _slice(cell_id: str, label: str, pending: int) -> SimpleNamespace:
@@ -39,7 +39,7 @@ def test_bars_show_model_and_cells_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from biorab.cli.sweep_progress import SweepBars
+    from biorab.cli.support.sweep_progress import SweepBars
 
     screen = io.StringIO()
     with SweepBars(Console(file=screen, force_terminal=True, width=160)) as shown:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.runner.checks.validate import load_experiment
 
 

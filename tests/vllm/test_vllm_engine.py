@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from biorab.common.labels import LABELS, RELATIONS
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.generation.vllm_label_scoring import labels_cost, tree_cost
-from biorab.labels import LABELS, RELATIONS
-from biorab.records import OutputConstraint, Prompt
+from biorab.generation.vllm.label_scoring import labels_cost, tree_cost
 from biorab.tasks import AWARENESS_LABELS
 from biorab.tasks.triples import MAX_ENTITY_CHARS, TripleExtraction
 from tests.support.vllm_settings import ENGINE

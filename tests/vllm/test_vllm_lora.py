@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from biorab.common.labels import LABELS
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.labels import LABELS
-from biorab.records import OutputConstraint, Prompt
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.filterwarnings("ignore")]
@@ -54,8 +54,8 @@ def engine(adapter: Path) -> Iterator[Any]:
 def test_a_rank_64_adapter_is_served_through_lora_request(engine: Any, adapter: Path) -> None:
     import json
 
-    from biorab.errors import BackendError
-    from biorab.generation.vllm_engine import LORA_SCORING_ON_CPU
+    from biorab.common.errors import BackendError
+    from biorab.generation.vllm.engine import LORA_SCORING_ON_CPU
 
     assert json.loads((adapter / "adapter_config.json").read_text())["r"] == 64
     assert engine._lora is not None and engine._lora.lora_path == str(adapter)

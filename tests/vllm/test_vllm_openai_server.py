@@ -27,12 +27,12 @@ import pytest
 import requests
 import yaml
 
+from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
 from biorab.generation import build_backend
 from biorab.generation.model_source import resolve_model
-from biorab.paths import cache_dir
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from tests.support.serving import free_port
 from tests.support.vllm_settings import ENGINE
 

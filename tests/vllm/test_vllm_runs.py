@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
 from biorab.generation import build_backend
-from biorab.paths import cache_dir
 from biorab.runner import run_experiment
-from biorab.runner.execution.local import LocalExecutor
+from biorab.runner.executors.local import LocalExecutor
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.timeout(900)]

@@ -82,8 +82,8 @@ def test_openai_client_one_request_and_a_burst(server: dict[str, Any]) -> None:
 
 
 def test_an_abandoned_request_is_aborted_in_the_engine(server: dict[str, Any]) -> None:
+    from biorab.common.records import OutputConstraint, Prompt
     from biorab.generation.base import SamplingParams
-    from biorab.records import OutputConstraint, Prompt
 
     generator = server["generator"]
     endless = Prompt("abandoned", "Write about aspirin.", constraint=OutputConstraint(regex="[a-z ]{1500}"))

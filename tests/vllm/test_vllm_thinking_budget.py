@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from biorab.common.records import Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.records import Prompt
 from tests.support.vllm_settings import ENGINE
 
 pytestmark = [pytest.mark.timeout(600)]

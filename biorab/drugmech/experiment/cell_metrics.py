@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.cells import CellResult, CellSlice
+from biorab.common.cell_records import CellResult, CellSlice
 from biorab.drugmech.experiment.spec import DrugMechSpec, drugmech_info
 from biorab.ral.rows import row_error, to_table
 from biorab.runner.scoring.cell_metrics import final_rows

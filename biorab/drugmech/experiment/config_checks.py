@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorab.errors import BioRABError, ConfigError
+from biorab.common.errors import BioRABError, ConfigError
 from biorab.experiment import ExperimentConfig
 
 
@@ -57,7 +57,7 @@ def check_drugmech(
 
 
 def _check_drugmechdb(override: str | None, path: str | Path | None) -> None:
-    from biorab.paths import drugmechdb_dir
+    from biorab.common.paths import drugmechdb_dir
 
     where = Path(override).expanduser() if override else drugmechdb_dir()
     found = where.is_file() or (where / "indication_paths.yaml").is_file()

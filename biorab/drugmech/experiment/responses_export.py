@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.cells import CellResult
+from biorab.common.cell_records import CellResult
 from biorab.drugmech.experiment.spec import drugmech_info
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.cells import CellSlice
+from biorab.common.cell_records import CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.runner.plan.experiment_source import CellListing, ScoredCells
 

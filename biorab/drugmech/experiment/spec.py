@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from biorab.errors import BioRABError
-from biorab.params import Params
+from biorab.common.errors import BioRABError
+from biorab.common.params import Params
 
 if TYPE_CHECKING:
-    from biorab.cells import CellPlan
+    from biorab.common.cell_records import CellPlan
 
 World = Literal["open", "closed"]
 DiseaseMode = Literal["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
@@ -45,7 +45,7 @@ class DrugMechSpec(Params):
         limit: the first `limit` rows of each file (all when ``None``).
         parser: ``robust`` or ``strict_original`` (scoring only: changing it re-scores the same rows).
         matcher: node-name matcher of the graph scores, ``tfidf`` (the original) or ``rapidfuzz``.
-        release_dir / drugmechdb_dir / primekg: data overrides (default: `biorab.paths`; PrimeKG's
+        release_dir / drugmechdb_dir / primekg: data overrides (default: `biorab.common.paths`; PrimeKG's
             ``kg.csv`` is needed only by factual negatives outside ``NAMED_DISEASE``).
         n_resamples / bootstrap_seed: the grouped stratified BCa bootstrap (90% CIs).
         exclude_incomplete: the paper's rule (spec §9.1): an answer whose finish reason is not ``stop``
@@ -88,7 +88,8 @@ class DrugMechSpec(Params):
 
     @classmethod
     def prepare_config(cls, data: Any) -> Any:
-        """The whole raw run config before validation (`biorab.config_sections`): `with_chat_default`."""
+        """The whole raw run config before validation (`biorab.common.config_sections`):
+        `with_chat_default`."""
         return with_chat_default(data)
 
 
@@ -96,7 +97,7 @@ def takes_chat(backend: str) -> bool:
     """Whether registered backend `backend` has a ``chat`` param (its ``Params`` model says, read without
     building it; an unknown name: False, the config check names it). The paper sent every prompt as one
     user message (spec §8), so DrugMech turns it on where there is one."""
-    from biorab.registry import BACKENDS
+    from biorab.common.registry import BACKENDS
 
     if backend not in BACKENDS:
         return False
@@ -121,7 +122,8 @@ def with_chat_default(data: Any) -> Any:
 
 @dataclass(frozen=True)
 class DrugMechCellInfo:
-    """What identifies one DrugMech cell (its plan's `biorab.cells.CellInfo`): the query file (stem, or
+    """What identifies one DrugMech cell (its plan's `biorab.common.cell_records.CellInfo`): the query file
+    (stem, or
     absolute path of a non-released file), its query type, the world or the disease mode (the other is
     ``None``) and the run."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.generate.add_link_candidates import (
     AddLinkCandidate,
     SourceIndex,
@@ -23,7 +24,6 @@ from biorab.drugmech.generate.edit_link_candidates import reduced_db
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.simulator import INVERSE_RELATIONS
 from biorab.drugmech.queries.query_files import ADD_LINK, CounterfactualQuery, EditLinkInfo
-from biorab.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.generate.edit_link_candidates import EditableLink, editable_links, reduced_db
 from biorab.drugmech.generate.sampling import sample_links
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.moa import MoA, display_name, type_name
 from biorab.drugmech.graph.simulator import POSITIVE, simulate
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, CounterfactualQuery, EditLinkInfo
-from biorab.errors import ConfigError, DataError
 
 INCREASE = "an increase in levels of"
 DECREASE = "a decrease in levels of"

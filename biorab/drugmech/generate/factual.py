@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.moa import MoA
 from biorab.drugmech.graph.primekg import PrimeKG
 from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
-from biorab.errors import ConfigError, DataError
 
 NAMED_DISEASE = "NAMED_DISEASE"
 DISEASE_MODES: tuple[str, ...] = ("ANONYMIZED_DISEASE", NAMED_DISEASE, "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS")

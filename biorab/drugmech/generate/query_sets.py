@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import ConfigError
 from biorab.drugmech.generate.stats import query_set_stats
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, Query, write_query_file
-from biorab.errors import ConfigError
 
 FAMILIES = {"addlink": "addlink", "delete": DELETE_LINK, "change": CHANGE_LINK, "invert": CHANGE_LINK}
 DEPTH_TAGS = {"dpi": "surface", "ppi": "deep", "surface": "surface", "deep": "deep"}

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 T = TypeVar("T")
 

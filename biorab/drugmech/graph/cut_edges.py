@@ -12,7 +12,7 @@ from typing import Literal
 
 import networkx as nx
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 CutEdgeMode = Literal["faithful", "exact"]
 CUT_EDGE_MODES: tuple[str, ...] = ("faithful", "exact")

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import DataError
+from biorab.common.paths import cache_dir, drugmechdb_dir
 from biorab.drugmech.graph.moa import MoA, moa_from_record
-from biorab.errors import DataError
 from biorab.file_digests import file_digest
-from biorab.paths import cache_dir, drugmechdb_dir
 
 PATHS_FILE = "indication_paths.yaml"
 DEPRECATED_FILE = "deprecated_ids.txt"
@@ -147,7 +147,8 @@ def load_drugmechdb(
     """Load DrugMechDB as the paper does (spec §1.1).
 
     Args:
-        path: the ``indication_paths.yaml`` file or its folder; default `biorab.paths.drugmechdb_dir()`.
+        path: the ``indication_paths.yaml`` file or its folder; default
+        `biorab.common.paths.drugmechdb_dir()`.
         deprecated: the deprecated-ids file; default ``deprecated_ids.txt`` beside the YAML.
         use_cache: read/write the parsed-record cache under ``cache_dir()``.
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import networkx as nx
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 
 NODE_TYPE = "type"
 NODE_NAME = "name"

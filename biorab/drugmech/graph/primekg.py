@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 
 COLUMNS: tuple[str, ...] = (
     "relation", "display_relation", "x_index", "x_id", "x_type", "x_name", "x_source",

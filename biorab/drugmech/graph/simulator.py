@@ -12,8 +12,8 @@ from collections import defaultdict
 
 import networkx as nx
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.moa import MoA
-from biorab.errors import DataError
 
 POSITIVE, SAME, NEGATIVE = 1, 0, -1
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.moa import capitalize_words, display_name
 from biorab.drugmech.prompts.moa_text import (
     CLOSED_WORLD,
@@ -30,7 +31,6 @@ from biorab.drugmech.prompts.texts import (
     ALL_ENTITY_TYPES,
 )
 from biorab.drugmech.queries.query_files import ADD_LINK, CounterfactualQuery
-from biorab.errors import DataError
 
 
 def _drug_disease(

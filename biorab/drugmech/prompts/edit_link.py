@@ -6,6 +6,7 @@ Open world asks about the edited link alone; closed world also inserts the edite
 
 from __future__ import annotations
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.moa import capitalize_words, type_name
 from biorab.drugmech.prompts.moa_text import (
     CLOSED_WORLD,
@@ -17,7 +18,6 @@ from biorab.drugmech.prompts.moa_text import (
 )
 from biorab.drugmech.prompts.texts import EL_OBSERVATIONS, EL_OPTIONS, EL_TEMPLATE, EL_UNKNOWN_OPTION
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, CounterfactualQuery
-from biorab.errors import DataError
 
 
 def editlink_options(*, with_unknown: bool = False) -> dict[str, str]:

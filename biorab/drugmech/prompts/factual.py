@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.moa import MoA, capitalize_words
 from biorab.drugmech.prompts.factual_associations import describe_disease, describe_primekg_disease
 from biorab.drugmech.prompts.moa_text import MoaLookup, lookup_moa
@@ -28,7 +29,6 @@ from biorab.drugmech.prompts.texts import (
     F_TEMPLATE,
 )
 from biorab.drugmech.queries.query_files import FactualQuery
-from biorab.errors import DataError
 
 ANONYMIZED = "ANONYMIZED_DISEASE"
 NAMED = "NAMED_DISEASE"

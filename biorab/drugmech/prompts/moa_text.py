@@ -12,9 +12,9 @@ from typing import Protocol
 
 import networkx as nx
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.moa import MoA, capitalize_words, display_name, type_name
 from biorab.drugmech.prompts.texts import KNOWN_MOA_INSERT
-from biorab.errors import DataError
 
 OPEN_WORLD = "open"
 CLOSED_WORLD = "closed"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import DataError
+from biorab.common.paths import drugmechcf_dir
 from biorab.drugmech.graph.simulator import INVERSE_RELATIONS
-from biorab.errors import DataError
-from biorab.paths import drugmechcf_dir
 
 ADD_LINK = "ADD_LINK"
 DELETE_LINK = "DELETE_LINK"

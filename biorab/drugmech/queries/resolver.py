@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from biorab.common.errors import DataError
 from biorab.drugmech.queries.query_files import RELEASE_FILES, QueryFile, load_query_file, load_release_file
-from biorab.errors import DataError
 
 
 def resolve_query_file(name: str, *, base: Path, release_dir: str | Path | None = None) -> QueryFile:

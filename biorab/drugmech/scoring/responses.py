@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biorab.common.errors import DataError
+from biorab.common.file_sniffing import json_error_text
 from biorab.drugmech.graph.moa import MoA
 from biorab.drugmech.parsing.option_answer import ROBUST
 from biorab.drugmech.prompts.factual import DISEASE_MODES, NAMED
@@ -25,8 +27,6 @@ from biorab.drugmech.prompts.moa_text import WORLDS, MoaLookup
 from biorab.drugmech.queries.query_files import QueryFile
 from biorab.drugmech.queries.resolver import resolve_query_file
 from biorab.drugmech.scoring.correctness import SampleScore, incomplete_score, score_answer
-from biorab.errors import DataError
-from biorab.file_sniffing import json_error_text
 
 REQUIRED_KEYS = ("query_file", "index", "response")
 OPTIONAL_KEYS = ("world", "mode", "run", "finish_reason")

@@ -11,9 +11,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
+from biorab.common.paths import biorab_data_dir, drugmechcf_dir, drugmechdb_dir, fetched_data_dir
 from biorab.experiment import ExperimentConfig
-from biorab.paths import biorab_data_dir, drugmechcf_dir, drugmechdb_dir, fetched_data_dir
 from biorab.runner.checks.data_needs import missing_files, needed_datasets
 
 

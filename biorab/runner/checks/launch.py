@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.errors import BioRABError, ConfigError
+from biorab.common.errors import BioRABError, ConfigError
 from biorab.experiment import ExperimentConfig, ResourcesConfig
 from biorab.runner.checks.loadable import why_not_loadable
 
@@ -54,8 +54,8 @@ def raise_if_problems(problems: list[str], *, path: str | Path | None) -> None:
 
 def model_problems(unit: LaunchUnit) -> list[str]:
     """The backend's model and adapter, for a backend that loads weights (``vllm``, ``transformers``)."""
+    from biorab.common.model_refs import is_mlflow_uri
     from biorab.generation.capabilities import capabilities_of
-    from biorab.model_refs import is_mlflow_uri
 
     backend = unit.config.backend
     if not capabilities_of(backend.name).local_weights:
@@ -126,7 +126,7 @@ def data_file_problems(unit: LaunchUnit) -> list[str]:
 
 def template_problems(unit: LaunchUnit) -> list[str]:
     """Each (dataset, template) pair: the template variant exists for the dataset's task."""
-    from biorab.registry import DATASETS, dataset_task
+    from biorab.common.registry import DATASETS, dataset_task
     from biorab.tasks import get_template
 
     out = []

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from biorab.errors import BioRABError, ConfigError
+from biorab.common.errors import BioRABError, ConfigError
 from biorab.experiment import ExperimentConfig
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})  # as the openai backend
@@ -78,7 +78,7 @@ def check_data_files(config: ExperimentConfig, *, path: str | Path | None = None
 def data_root(config: ExperimentConfig, *, path: str | Path | None = None) -> Path:
     """The BioRAB data folder the run will read, with an error that names the config key (`run` has no
     ``--data-dir`` option: the folder comes from the config or the environment)."""
-    from biorab.paths import biorab_data_dir
+    from biorab.common.paths import biorab_data_dir
 
     if config.data_dir is not None and not Path(config.data_dir).expanduser().is_dir():
         raise ConfigError(f"data folder {config.data_dir} does not exist; fix data_dir, or remove it to use "

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorab.build import build_params
-from biorab.config_loading import load_config
-from biorab.errors import BioRABError, ConfigError, UnknownNameError
+from biorab.common.build import build_params
+from biorab.common.config_loading import load_config
+from biorab.common.errors import BioRABError, ConfigError, UnknownNameError
+from biorab.common.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
 from biorab.experiment import ExperimentConfig
 from biorab.generation.capabilities import capabilities_of
-from biorab.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
 
 
 def load_experiment(
@@ -53,7 +53,7 @@ def check_experiment(
     backend_params = build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params",
                                   path=path)
     if config.backend.name == "openai":  # what a reasoning model refuses, refused before any work
-        from biorab.generation.openai_params import check_sampling
+        from biorab.generation.openai.params import check_sampling
 
         check_sampling(backend_params, config.sampling, path=path)  # type: ignore[arg-type]
     for i, spec in enumerate(config.retrieval):
@@ -202,7 +202,7 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
 
 
 def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
-    from biorab.registry import dataset_task
+    from biorab.common.registry import dataset_task
     from biorab.tasks import get_template
 
     for i, spec in enumerate(config.retrieval):

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from biorab.cells import CellPlan, CellSlice
+from biorab.common.cell_records import CellPlan, CellSlice
+from biorab.common.records import Example
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
 from biorab.ral.rows import example_row
-from biorab.records import Example
 from biorab.runner.store.instance_key import example_key, instance_key
 from biorab.runner.store.shards import done_keys
 
@@ -122,7 +122,7 @@ def plan_run(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
         examples = loaded[spec]
         plan = make_plan(cell, examples)
         if ledgers[spec]:  # the framing applied, per instance (pure: rewritten with the same bytes)
-            from biorab.atomic_files import write_text_atomic
+            from biorab.common.atomic_files import write_text_atomic
             from biorab.datasets.framing import FRAMING_LEDGER, ledger_bytes
 
             (cells_dir / plan.cell_id).mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """The protocol of a kind of experiment: a source of cells that plans its cells and rows and scores them.
 
-`biorab run` asks every registered source (`biorab.registry.EXPERIMENTS`: ``biorab`` for dataset ×
+`biorab run` asks every registered source (`biorab.common.registry.EXPERIMENTS`: ``biorab`` for dataset ×
 retrieval cells, ``drugmech`` for Drug Mechanisms query files) for its cells of a config; a source whose
 section is absent plans none. The runner then executes and scores every cell the same way, so generic code
 never branches on the kind: what differs (rows with a pre-rendered prompt, scoring from disk) is said by the
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from biorab.cells import CellResult, CellSlice
+    from biorab.common.cell_records import CellResult, CellSlice
     from biorab.experiment import ExperimentConfig
 
 
@@ -41,7 +41,7 @@ class ExperimentSource(Protocol):
     name: str
 
     def check(self, config: ExperimentConfig, *, path: str | Path | None, check_data: bool) -> None:
-        """Refuse what this source's cells of `config` cannot run (`biorab.errors.ConfigError`)."""
+        """Refuse what this source's cells of `config` cannot run (`biorab.common.errors.ConfigError`)."""
 
     def cells(self, config: ExperimentConfig, *, load_data: bool) -> list[CellListing] | None:
         """This source's cells of `config` for ``biorab validate``; ``None`` when they cannot be listed
@@ -63,6 +63,6 @@ class ExperimentSource(Protocol):
 
 def experiment_sources() -> list[ExperimentSource]:
     """Every registered source, in name order (BioRAB cells before DrugMech cells)."""
-    from biorab.registry import EXPERIMENTS
+    from biorab.common.registry import EXPERIMENTS
 
     return [EXPERIMENTS.get(name)() for name in EXPERIMENTS.names()]

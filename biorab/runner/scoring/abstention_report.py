@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.cells import CellResult
+from biorab.common.cell_records import CellResult
 from biorab.metrics.selective import PROBE_METRICS, SELECTIVE_METRICS, is_abstention_metric
 
 SECTION = "Knowing when to abstain"

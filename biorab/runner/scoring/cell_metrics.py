@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from biorab.atomic_files import atomic_path, write_text_atomic
-from biorab.cells import CellPlan, CellResult
-from biorab.errors import BioRABError
-from biorab.labels import LABELS
+from biorab.common.atomic_files import atomic_path, write_text_atomic
+from biorab.common.cell_records import CellPlan, CellResult
+from biorab.common.errors import BioRABError
+from biorab.common.labels import LABELS
+from biorab.common.records import Example
 from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
-from biorab.records import Example
 from biorab.runner.store.instance_key import current_row, example_key, instance_key
 from biorab.runner.store.shards import latest_rows, read_all_rows
 

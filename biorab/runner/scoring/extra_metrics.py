@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorab.cells import CellSlice
+from biorab.common.cell_records import CellSlice
 from biorab.experiment import ExperimentConfig
 from biorab.runner.scoring.cell_metrics import CellResult
 
@@ -31,8 +31,8 @@ def _resample(config: ExperimentConfig, cell_id: str) -> Any:
 def _add_sampling_bias(result: CellResult, config: ExperimentConfig) -> None:
     import pyarrow.parquet as pq
 
+    from biorab.common.labels import LABELS
     from biorab.datasets.resample import positive_label
-    from biorab.labels import LABELS
     from biorab.metrics.sampling_bias import binary_ranking
     from biorab.ral.rows import row_prediction
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.attribution.cells import (
+from biorab.attribution.cell_attribution import (
     AGREES,
     BY_PRIOR,
     BY_RANK,
@@ -19,8 +19,8 @@ from biorab.attribution.cells import (
     is_attribution_metric,
 )
 from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
-from biorab.cells import CellResult
-from biorab.diagnostics.cells import is_claim_metric
+from biorab.common.cell_records import CellResult
+from biorab.diagnostics.cell_claims import is_claim_metric
 from biorab.diagnostics.report import claim_lines
 from biorab.metrics.definitions import (
     ACCURACY_IDENTITY,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from biorab.cells import CellResult
+from biorab.common.cell_records import CellResult
 from biorab.experiment import ExperimentConfig
 
 _COLUMNS = ["gen_prompt_tokens", "gen_completion_tokens", "gen_reasoning_tokens", "gen_finish_reason",
@@ -65,6 +65,6 @@ def add_usage(results: list[CellResult], config: ExperimentConfig) -> dict[str, 
 def _price(config: ExperimentConfig) -> Any:
     if config.backend.name != "openai" or not config.backend.params.get("price"):
         return None
-    from biorab.generation.openai_params import Price
+    from biorab.generation.openai.params import Price
 
     return Price.model_validate(config.backend.params["price"])

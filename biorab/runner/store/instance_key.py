@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biorab.common.records import Example
 from biorab.generation.base import stable_digest
-from biorab.records import Example
 
 _CONTENT = ("task", "dataset", "split", "text", "label", "fields")
 

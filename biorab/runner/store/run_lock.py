@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 
 LOCK_NAME = ".biorab.lock"
 

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.generation.base import stable_digest
 from biorab.ral.rows import ROW_SCHEMA, from_table, row_error, stamp, to_table
 

@@ -5,7 +5,7 @@ paper grid's rehearsal at --limit 2 with "triple line 1 'y' has 1 '|'-separated 
 from __future__ import annotations
 
 from biorab.attribution.answers import answer_flags
-from biorab.records import Hit, Prediction
+from biorab.common.records import Hit, Prediction
 
 
 def test_foreign_hit_values_are_not_copied() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import CorpusItem
 from biorab.corpora import build_corpus, canonical_jsonl, corpus_digest
 from biorab.corpora.corpus import LineMemo, beir_row, canonical_line
-from biorab.records import CorpusItem
 
 TRICKY = [
     CorpusItem(

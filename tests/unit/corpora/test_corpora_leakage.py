@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from biorab.cli.main import app
+from biorab.common.records import CorpusItem, Example
 from biorab.corpora import Corpus
 from biorab.corpora.leakage import Overlap, leakage_audit, overlap
-from biorab.records import CorpusItem, Example
 
 CORPORA = ("labeled", "unlabeled", "counterfactual-0.2", "counterfactual-0.8", "counterfactual-1", "diverse")
 # (test, in_corpus, same_label) per dataset and corpus (in `CORPORA` order), measured on ../shared/data.

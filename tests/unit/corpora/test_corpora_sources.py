@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.registry import CORPORA
 from biorab.corpora import DIVERSE_POOL, TestbedSpec, build_corpus, source_datasets, source_files
 from biorab.datasets import get_dataset
-from biorab.registry import CORPORA
 
 RATES = {"counterfactual": 0.5, "negative_awareness": 1.0, "counterfactual_near": 0.5,
          "counterfactual_far": 0.5}

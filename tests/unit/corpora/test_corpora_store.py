@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
+from biorab.common.records import Example
 from biorab.corpora import build_corpus, read_corpus, write_corpus
-from biorab.errors import DataError
-from biorab.records import Example
 
 
 def _load(name: str) -> list[Example]:

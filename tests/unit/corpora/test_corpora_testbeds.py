@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from biorab.common.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.labels import ADE_RELATIONS, HETIONET_LABELS
+from biorab.common.records import Example
 from biorab.corpora import build_corpus, canonical_jsonl, corrupted_count
-from biorab.errors import ConfigError, DataError, UnknownNameError
-from biorab.labels import ADE_RELATIONS, HETIONET_LABELS
-from biorab.records import Example
 
 
 def _classification(n: int, dataset: str = "ade_corpus_v2") -> list[Example]:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
+from biorab.common.records import Example
 from biorab.corpora import build_corpus, read_corpus, write_corpus
 from biorab.corpora.corpus import LedgerEntry
 from biorab.corpora.plausibility import Confusability, bag, cosine, plausible_wrong_label
-from biorab.errors import DataError
-from biorab.records import Example
 from biorab.tasks.task_types import LabelSpace
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.datasets import dataset_splits, load_dataset
-from biorab.errors import ConfigError, DataError
 
 
 def _jsonl(path: Path, *rows: dict[str, Any]) -> Path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
 from biorab.datasets import load_dataset
-from biorab.errors import DataError
 
 
 def _write(root: Path, relative: str, text: str | bytes) -> Path:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import biorab.datasets.holdout as holdout_module
+from biorab.common.errors import ConfigError
+from biorab.common.records import Example
 from biorab.datasets import load_dataset
 from biorab.datasets.holdout import hold_out
-from biorab.errors import ConfigError
-from biorab.records import Example
 
 
 def _rows(n: int) -> list[Example]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
 from biorab.datasets.readers import read_delimited, read_json_array, read_json_records, read_jsonl
-from biorab.errors import DataError
 
 ROWS = [{"text": f"sentence {i}", "label": "y"} for i in range(200)]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import ConfigError
+from biorab.common.records import Example
 from biorab.datasets import STAGED_DATASETS, dataset_splits, load_dataset
 from biorab.datasets.medmcqa import qa_text
 from biorab.datasets.stats import count_duplicates, label_counts
-from biorab.errors import ConfigError
-from biorab.records import Example
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 

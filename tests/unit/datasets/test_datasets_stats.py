@@ -7,9 +7,9 @@ import doctest
 import pytest
 
 import biorab.datasets.linkprediction as linkprediction
+from biorab.common.records import Example
 from biorab.datasets.linkprediction import question_text, split_pair
 from biorab.datasets.stats import SplitStats, count_duplicates, label_counts, split_stats
-from biorab.records import Example
 
 
 def _ex(i: int, text: str, label: str, task: str = "classification") -> Example:

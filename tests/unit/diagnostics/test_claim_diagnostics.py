@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from biorab.diagnostics.cells import claim_values, diagnosable
+from biorab.diagnostics.cell_claims import claim_values, diagnosable
 from biorab.diagnostics.claims import NAMES, InstanceClaims, claim_scores
 from biorab.metrics.bootstrap import resample_weights
 
@@ -140,7 +140,7 @@ def test_only_tasks_with_shared_items_are_diagnosed() -> None:
     assert not diagnosable("qa") and not diagnosable("no_such_task")
 
 
-@pytest.mark.parametrize("name", ["biorab.diagnostics.claims", "biorab.diagnostics.cells"])
+@pytest.mark.parametrize("name", ["biorab.diagnostics.claims", "biorab.diagnostics.cell_claims"])
 def test_doctests(name: str) -> None:
     import doctest
     import importlib
@@ -150,7 +150,7 @@ def test_doctests(name: str) -> None:
 
 
 def test_rows_become_items_as_the_task_normalizes_them() -> None:
-    from biorab.diagnostics.cells import instance_claims
+    from biorab.diagnostics.cell_claims import instance_claims
 
     row = {"id": "t1", "label": "Aspirin|causes|Bleeding", "pred_ok": True,
            "pred_label": "ASPIRIN|causes|bleeding\nfoo|bar|baz",
@@ -171,7 +171,7 @@ def test_rows_become_items_as_the_task_normalizes_them() -> None:
 def test_a_malformed_hit_label_is_one_item_of_its_own() -> None:
     # a corpus method (LLM labeling) can write a triple hit's value as a bare word: it holds no gold triple
     # and supports no answer triple, but it is a hit (in the precision's denominator), never an error
-    from biorab.diagnostics.cells import instance_claims
+    from biorab.diagnostics.cell_claims import instance_claims
 
     row = {"id": "t1", "label": "a|r|b", "pred_ok": True, "pred_label": "a|r|b",
            "hits": json.dumps([{"value": "y"}, {"value": "a|r|b"}])}

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.graph.cut_edges import cut_edges
 from biorab.drugmech.graph.drugmechdb import DrugMechDB, load_drugmechdb, read_deprecated_ids
 from biorab.drugmech.graph.moa import capitalize_words, display_name, moa_from_record, reduce_graph, type_name
 from biorab.drugmech.graph.simulator import NotSimulatableError, is_simulatable, is_valid, simulate
-from biorab.errors import ConfigError, DataError
 
 
 def record(moa_id: str, nodes: list[tuple[str, str, str]], links: list[tuple[str, str, str]],

@@ -8,6 +8,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.moa import MoA
 from biorab.drugmech.prompts.edit_link import editlink_options
@@ -17,7 +18,6 @@ from biorab.drugmech.prompts.moa_text import format_options, moa_for_prompt
 from biorab.drugmech.prompts.render import render_prompt
 from biorab.drugmech.prompts.texts import AL_TEMPLATE, EL_OPTIONS, EL_TEMPLATE, F_EXAMPLES
 from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
-from biorab.errors import DataError
 from tests.support.golden import GOLDEN
 
 COUNTERFACTUAL_GOLDEN = [

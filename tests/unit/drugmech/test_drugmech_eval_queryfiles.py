@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
 from biorab.drugmech.queries.query_files import (
     ADD_LINK,
     CHANGE_LINK,
@@ -21,7 +22,6 @@ from biorab.drugmech.queries.query_files import (
     resolve_release_dir,
     write_query_file,
 )
-from biorab.errors import DataError
 
 EXPECTED = {  # file -> (rows, query type, negative, link) per data/drugmechcf/README.md
     "AddLink_pos_dpi_r1k": (1000, ADD_LINK, False, "dpi"),

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.prompts.texts import EL_OPTIONS
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.drugmech.scoring.accuracy_tables import accuracy_report
 from biorab.drugmech.scoring.correctness import score_answer
 from biorab.drugmech.scoring.responses import read_responses, score_responses
-from biorab.errors import DataError
 
 WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.generate.add_link import (
     AddLinkSet,
     addlink_query,
@@ -25,7 +26,6 @@ from biorab.drugmech.generate.edit_link_candidates import reduced_db
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.simulator import INVERSE_RELATIONS, simulate
 from biorab.drugmech.queries.query_files import CounterfactualQuery, load_release_file
-from biorab.errors import ConfigError, DataError
 from tests.support.golden import GOLDEN
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import ConfigError
 from biorab.drugmech.generate.edit_link import (
     DECREASE,
     INCREASE,
@@ -19,7 +20,6 @@ from biorab.drugmech.generate.edit_link import (
 from biorab.drugmech.generate.edit_link_candidates import EditableLink, editable_links, reduced_db
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.queries.query_files import CHANGE_LINK, DELETE_LINK, load_release_file
-from biorab.errors import ConfigError
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import ConfigError, DataError
 from biorab.drugmech.generate.factual import (
     drugmechdb_negatives,
     eligible_positive,
@@ -20,7 +21,6 @@ from biorab.drugmech.generate.factual import (
 from biorab.drugmech.graph.drugmechdb import DrugMechDB
 from biorab.drugmech.graph.primekg import COLUMNS, load_primekg
 from biorab.drugmech.queries.query_files import FactualQuery, load_release_file
-from biorab.errors import ConfigError, DataError
 
 pytestmark = pytest.mark.full_data  # pinned on the full staged data (../shared/data)
 

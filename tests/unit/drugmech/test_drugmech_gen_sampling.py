@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
+from biorab.common.errors import ConfigError
 from biorab.drugmech.generate.sampling import allocate, sample_links, stratified_sample
-from biorab.errors import ConfigError
 
 
 def test_allocate_largest_remainder() -> None:

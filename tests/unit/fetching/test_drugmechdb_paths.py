@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 from biorab.fetching import load_manifest
 from biorab.fetching.drugmechdb_paths import assemble
 from biorab.fetching.parts import read_sha256_list

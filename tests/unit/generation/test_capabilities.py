@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.registry import BACKENDS
 from biorab.execution import ExecutionRequest
 from biorab.generation.capabilities import Capabilities, capabilities_of
 from biorab.generation.deferred import planned_digest
 from biorab.generation.fake import FakeBackend
 from biorab.generation.model_info import model_info
-from biorab.registry import BACKENDS
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -26,16 +26,16 @@ def test_builtin_backends_declare_their_capabilities() -> None:
     assert capabilities_of("transformers") == Capabilities(local_weights=True, deferred_load=True)
     assert capabilities_of("vllm") == Capabilities(
         local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
-        async_engine="biorab.generation.vllm_async:AsyncVLLMBackend")
+        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend")
     assert capabilities_of("vllm") is BACKENDS.get("vllm").capabilities
 
 
 def test_transformers_capabilities_are_read_without_torch() -> None:
     code = ("import sys\nfrom biorab.generation.capabilities import capabilities_of\n"
             "assert capabilities_of('transformers').deferred_load\n"
-            "heavy = ('torch', 'transformers', 'biorab.generation.hf')\n"
+            "heavy = ('torch', 'transformers', 'biorab.generation.hf.backend')\n"
             "print(','.join(m for m in heavy if m in sys.modules))\n"
-            "from biorab.registry import BACKENDS\n"
+            "from biorab.common.registry import BACKENDS\n"
             "assert BACKENDS.get('transformers').capabilities is capabilities_of('transformers')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
     assert out.returncode == 0, out.stderr

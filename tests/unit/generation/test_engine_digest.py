@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Generation, Prompt
 from biorab.generation import SamplingParams
 from biorab.generation.base import stable_digest
 from biorab.generation.deferred import CacheOnlyBackend, DeferredBackend
-from biorab.generation.hf_params import TransformersParams
+from biorab.generation.hf.params import TransformersParams
 from biorab.generation.model_source import engine_digest
-from biorab.generation.vllm_engine import VLLMBackend, engine_kwargs, lora_rank
-from biorab.records import Generation, Prompt
+from biorab.generation.vllm.engine import VLLMBackend, engine_kwargs, lora_rank
 
 W = "ab" * 32  # a weights digest
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab.generation import hf_dtype
-from biorab.generation.hf_dtype import cpu_flags, cpu_has_native_bf16, resolve_dtype
+from biorab.generation import dtype as hf_dtype
+from biorab.generation.dtype import cpu_flags, cpu_has_native_bf16, resolve_dtype
 
 
 def test_cpuinfo_flags_are_read(tmp_path: Path) -> None:

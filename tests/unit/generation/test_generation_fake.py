@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from biorab.errors import BackendError, ConfigError, UnknownNameError
+from biorab.common.errors import BackendError, ConfigError, UnknownNameError
+from biorab.common.records import OutputConstraint, Prompt
+from biorab.common.registry import BACKENDS
 from biorab.generation import SamplingParams, build_backend, truncate_at_stop
 from biorab.generation.base import Backend
 from biorab.generation.fake import FakeBackend
-from biorab.records import OutputConstraint, Prompt
-from biorab.registry import BACKENDS
 
 YN = OutputConstraint(choices=("y", "n"))
 
@@ -72,8 +72,8 @@ def test_choice_mode_batch_invariant() -> None:
 
 def test_batch_size_is_recorded_and_not_in_the_cache_key() -> None:
     from biorab.caches import generation_key
+    from biorab.common.records import Generation
     from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
-    from biorab.records import Generation
 
     prompts = _prompts(3)
     backend = build_backend("fake", {"mode": "choice"})
@@ -166,9 +166,9 @@ def test_generation_package_imports_no_heavy_modules() -> None:
 
     code = (
         "import sys, biorab.generation, biorab.generation.prepare, biorab.generation.model_catalog\n"
-        "import biorab.generation.model_source, biorab.generation.vllm_engine\n"
-        "import biorab.generation.openai_client\n"
-        "from biorab.registry import BACKENDS\nassert 'transformers' in BACKENDS.names()\n"
+        "import biorab.generation.model_source, biorab.generation.vllm.engine\n"
+        "import biorab.generation.openai.client\n"
+        "from biorab.common.registry import BACKENDS\nassert 'transformers' in BACKENDS.names()\n"
         "print(','.join(m for m in ('torch', 'transformers', 'vllm', 'peft') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from biorab.common.records import Example, Hit
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
-from biorab.records import Example, Hit
 from biorab.tasks.template import render
 from biorab.tasks.template_catalog import get_template, template_datasets, template_variants
 

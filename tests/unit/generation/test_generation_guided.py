@@ -14,11 +14,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("xgrammar")
 
-from biorab.errors import BackendError  # noqa: E402
+from biorab.common.errors import BackendError  # noqa: E402
+from biorab.common.records import OutputConstraint, Prompt  # noqa: E402
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
-from biorab.generation.hf import TransformersBackend  # noqa: E402
-from biorab.generation.hf_guided import RowGrammars, grammar_source  # noqa: E402
-from biorab.records import OutputConstraint, Prompt  # noqa: E402
+from biorab.generation.hf.backend import TransformersBackend  # noqa: E402
+from biorab.generation.hf.guided import RowGrammars, grammar_source  # noqa: E402
 from biorab.tasks.triples import TripleExtraction  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm  # noqa: E402
 

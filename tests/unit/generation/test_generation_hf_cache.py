@@ -8,10 +8,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from biorab.common.records import OutputConstraint, Prompt  # noqa: E402
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
-from biorab.generation.hf import TransformersBackend  # noqa: E402
-from biorab.generation.hf_cache import ReservedCache, cache_kwarg  # noqa: E402
-from biorab.records import OutputConstraint, Prompt  # noqa: E402
+from biorab.generation.hf.backend import TransformersBackend  # noqa: E402
+from biorab.generation.hf.cache import ReservedCache, cache_kwarg  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm  # noqa: E402
 
 TEXTS = ["Aspirin", "Sentence: metformin lowers blood glucose. Answer:", "Question: which", "ibuprofen|"]

@@ -1,4 +1,4 @@
-"""Prefill without padding (`biorab.generation.hf_prefill`): groups of similar length, one joined
+"""Prefill without padding (`biorab.generation.hf.prefill`): groups of similar length, one joined
 left-padded cache equal to a padded prefill's at every real position, and `generate` on it makes the
 padded prefill's tokens (tiny random-init Llama, float32)."""
 
@@ -9,10 +9,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from biorab.common.records import Prompt  # noqa: E402
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
-from biorab.generation.hf import TransformersBackend  # noqa: E402
-from biorab.generation.hf_prefill import length_groups, prefill, prefix_families  # noqa: E402
-from biorab.records import Prompt  # noqa: E402
+from biorab.generation.hf.backend import TransformersBackend  # noqa: E402
+from biorab.generation.hf.prefill import length_groups, prefill, prefix_families  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm  # noqa: E402
 
 TEXTS = [

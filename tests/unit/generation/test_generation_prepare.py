@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, ModelNotPreparedError
+from biorab.common.errors import ConfigError, ModelNotPreparedError
 from biorab.generation import prepare
 from biorab.generation.model_catalog import list_models
 from biorab.generation.model_source import folder_fingerprint, resolve_model

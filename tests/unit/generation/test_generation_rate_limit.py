@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from biorab.generation.rate_limit import RateLimiter
+from biorab.generation.openai.rate_limit import RateLimiter
 
 
 class Clock:

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Generation, Prompt
 from biorab.drugmech.prompts.texts import EL_OPTIONS
 from biorab.drugmech.queries.query_files import load_release_file
 from biorab.drugmech.scoring.correctness import score_answer
 from biorab.generation import SamplingParams, build_backend
-from biorab.generation.hf_params import TransformersParams
+from biorab.generation.hf.params import TransformersParams
 from biorab.generation.reasoning import ThinkingParams, apply_split, split_reasoning
 from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
-from biorab.records import Generation, Prompt
 
 WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
 

@@ -13,10 +13,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from biorab.common.records import OutputConstraint, Prompt  # noqa: E402
 from biorab.generation import SamplingParams, build_backend  # noqa: E402
 from biorab.generation.base import continuation_text  # noqa: E402
-from biorab.generation.hf import TransformersBackend  # noqa: E402
-from biorab.records import OutputConstraint, Prompt  # noqa: E402
+from biorab.generation.hf.backend import TransformersBackend  # noqa: E402
 from tests.support.tiny_causal_lm import build_tiny_lm, build_tiny_lora  # noqa: E402
 
 TEXTS = [
@@ -168,7 +168,7 @@ def test_peft_adapter_changes_outputs_and_digest(
 
 
 def test_closed_backend_refuses_work(tiny: Path) -> None:
-    from biorab.errors import BackendError
+    from biorab.common.errors import BackendError
 
     b = build_backend("transformers", {"model": str(tiny), "dtype": "float32"})
     b.close()

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation import SamplingParams, build_backend
-from biorab.generation.vllm_engine import (
+from biorab.generation.vllm.engine import (
     VLLMBackend,
     engine_kwargs,
     sampling_kwargs,
     structured_spec,
     to_generation,
 )
-from biorab.generation.vllm_label_scoring import plan_scoring
-from biorab.records import OutputConstraint, Prompt
+from biorab.generation.vllm.label_scoring import plan_scoring
 
 
 def test_cpu_engine_is_eager_without_gpu_settings() -> None:
@@ -131,7 +131,7 @@ def test_chat_prompts_are_tokenized_once_with_one_bos(tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
     from biorab.generation.base import model_input_text
-    from biorab.generation.vllm_engine import engine_prompts
+    from biorab.generation.vllm.engine import engine_prompts
     from tests.support.tiny_causal_lm import build_bos_tokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(build_bos_tokenizer(tmp_path / "tok"))
@@ -149,7 +149,7 @@ def test_chat_prompts_are_tokenized_once_with_one_bos(tmp_path: Path) -> None:
 
 
 def test_batch_invariant_mode_sets_the_engine_variable() -> None:
-    from biorab.generation.vllm_engine import engine_env
+    from biorab.generation.vllm.engine import engine_env
 
     assert engine_env(VLLMBackend.Params(), on_cpu=False) == {}
     assert engine_env(VLLMBackend.Params(batch_invariant=True), on_cpu=False) == {"VLLM_BATCH_INVARIANT": "1"}

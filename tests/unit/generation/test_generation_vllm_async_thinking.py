@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Prompt
 from biorab.generation.base import SamplingParams
-from biorab.generation.vllm_async import AsyncVLLMBackend
-from biorab.generation.vllm_engine import VLLMBackend
-from biorab.records import Prompt
+from biorab.generation.vllm.async_engine import AsyncVLLMBackend
+from biorab.generation.vllm.engine import VLLMBackend
 
 REPLY = "<think>COX-1 is inhibited.</think>\n\nYES"
 
@@ -47,7 +47,7 @@ def _backend(thinking: dict[str, Any]) -> AsyncVLLMBackend:
 def _generate(backend: AsyncVLLMBackend) -> Any:
     from unittest import mock
 
-    with mock.patch("biorab.generation.vllm_engine._vllm_sampling", lambda params, prompt: params):
+    with mock.patch("biorab.generation.vllm.engine._vllm_sampling", lambda params, prompt: params):
         [gen] = asyncio.run(backend.agenerate([Prompt("q", "Does aspirin inhibit COX-1?")], SamplingParams()))
     return gen
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Hit
 from biorab.learn import EncoderTrainParams
 from biorab.learn.hit_filter import EncoderHitFilter, HitFilterSpec
-from biorab.records import Hit
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, DataError
+from biorab.common.errors import ConfigError, DataError
 from biorab.learn import EncoderTrainParams, InstructionRecord, PeftTrainParams, Triplet
 from biorab.learn.encoder_train import train_encoder
 from biorab.learn.peft_train import train_adapter

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, DataError
+from biorab.common.errors import ConfigError, DataError
 from biorab.learn import TrainingSource, build_instruction_set, build_triplets, item_text
 from biorab.learn.instruction_set import build_testbed, index_corpus, load_examples
 from biorab.ral import render_prompt
@@ -25,7 +25,7 @@ def test_training_prompt_is_the_evaluation_prompt(data_dir: Path) -> None:
     examples = {ex.id: ex for ex in load_examples(source(data_dir))}
     corpus, _ = build_testbed(source(data_dir))
     items = {item.id: item for item in corpus.items}
-    from biorab.records import Hit
+    from biorab.common.records import Hit
 
     for record in built.records:
         ex = examples[record.example_id]

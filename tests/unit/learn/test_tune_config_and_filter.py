@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
+from biorab.common.records import Hit
 from biorab.ral.retriever import CachedRetriever, Selection
-from biorab.records import Hit
 from training.config import load_tune_config, trial_params
 
 JOBS = Path(__file__).resolve().parents[3] / "jobs"
@@ -79,7 +79,7 @@ def test_retrieval_filter_leaves_existing_fingerprints_unchanged() -> None:
 
 
 def test_backend_adapter_accepts_models_uris_under_either_name() -> None:
-    from biorab.generation.hf import TransformersBackend
+    from biorab.generation.hf.backend import TransformersBackend
 
     params = TransformersBackend.Params.model_validate({"adapter": "models:/biorab-ral-adapter@best"})
     assert params.adapter_path == "models:/biorab-ral-adapter@best"

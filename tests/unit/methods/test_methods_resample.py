@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from biorab.common.errors import ConfigError
+from biorab.common.records import Prediction
 from biorab.datasets import load_dataset
 from biorab.datasets.resample import positive_label, resample
-from biorab.errors import ConfigError
 from biorab.experiment import ExperimentConfig
 from biorab.metrics.sampling_bias import binary_ranking, positive_probabilities
-from biorab.records import Prediction
 
 # Pinned numbers of the full staged data (not the fixtures in tests/data).
 pytestmark = pytest.mark.full_data

@@ -10,9 +10,9 @@ import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score
 
 from biorab.caches import GenerationStore
+from biorab.common.errors import ConfigError, DataError
 from biorab.corpora import Corpus, Ledger, build_corpus
 from biorab.datasets import load_dataset
-from biorab.errors import ConfigError, DataError
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
 from biorab.methods import (

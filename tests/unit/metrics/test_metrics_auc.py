@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.auc import auroc_binary, average_precision_binary
-from biorab.records import Prediction
 
 
 def _scored(label: str, scores: dict[str, float]) -> Prediction:

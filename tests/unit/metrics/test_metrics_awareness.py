@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.build import build
+from biorab.common.build import build
+from biorab.common.registry import METRICS
 from biorab.metrics import negative_awareness
 from biorab.metrics.awareness import awareness_table
-from biorab.registry import METRICS
 from biorab.tasks import AWARENESS_NEGATIVE, AWARENESS_NOT_NEGATIVE, awareness_target
 
 PAPER_WORDING = {"negative_answer": "True", "not_negative_answer": "False"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.bootstrap import percentile_interval, resample_weights
-from biorab.records import Prediction
 
 
 def _predictions(n: int, seed: int) -> tuple[list[str], list[Prediction]]:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
-from biorab.errors import DataError, UnknownNameError
+from biorab.common.errors import DataError, UnknownNameError
+from biorab.common.records import Prediction
 from biorab.metrics import score
-from biorab.records import Prediction
 
 LABELS = ("a", "b", "c")
 

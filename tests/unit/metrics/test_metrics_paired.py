@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, chi2
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
+from biorab.common.records import Prediction
 from biorab.metrics import compare, mcnemar
-from biorab.records import Prediction
 
 
 def _table(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[bool], list[bool]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.errors import ConfigError, DataError, UnknownNameError
 from biorab.metrics.predictions_reader import read_score_rows
 from biorab.metrics.predictions_scoring import check_golds, label_set
 

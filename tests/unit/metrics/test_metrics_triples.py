@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.errors import ConfigError, DataError
+from biorab.common.errors import ConfigError, DataError
+from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.triples import normalize_element, parse_triples
-from biorab.records import Prediction
 
 
 def test_hand_computed_case() -> None:

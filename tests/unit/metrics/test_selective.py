@@ -102,7 +102,7 @@ def test_top_label_normalises_over_the_scored_labels() -> None:
 
 
 def test_a_malformed_label_score_column_names_cell_row_and_field() -> None:
-    from biorab.errors import BioRABError
+    from biorab.common.errors import BioRABError
     from biorab.runner.scoring.cell_metrics import _label_logprobs
 
     row = {"id": "x/1", "gen_label_logprobs": '{"0": -0.1}', "gen_error": None}

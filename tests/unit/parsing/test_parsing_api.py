@@ -18,12 +18,12 @@ import biorab.tasks.awareness_probe
 import biorab.tasks.task_types
 import biorab.tasks.template
 import biorab.tasks.wrappers
+from biorab.common.errors import UnknownNameError
+from biorab.common.labels import HETIONET_LABELS, MEDMCQA_LABELS
+from biorab.common.records import Prediction
+from biorab.common.registry import PARSERS, TASKS
 from biorab.datasets import load_dataset
-from biorab.errors import UnknownNameError
-from biorab.labels import HETIONET_LABELS, MEDMCQA_LABELS
 from biorab.parsing import MODES, parse
-from biorab.records import Prediction
-from biorab.registry import PARSERS, TASKS
 from biorab.tasks import get_template
 
 DOCTESTED = [
@@ -89,8 +89,8 @@ def test_a_perfect_answer_parses_to_the_gold_label(data_dir: Path, dataset: str)
 
 
 def test_parse_for_template_uses_the_examples_options() -> None:
+    from biorab.common.records import Example
     from biorab.parsing import parse_for_template
-    from biorab.records import Example
 
     options = {"A": "a1", "B": "b1", "C": "c1", "D": "d1", "E": "None of these"}
     five = Example("qa/test/0", "qa", "medmcqa", "test", "q", "(E)", {"question": "q", "options": options})

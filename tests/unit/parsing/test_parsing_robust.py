@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.labels import (
+from biorab.common.labels import (
     ADE_CORPUS_V2_LABELS,
     ADE_RELATIONS,
     BIONLI_LABELS,

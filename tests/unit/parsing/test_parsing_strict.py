@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.labels import HETIONET_LABELS, MEDMCQA_LABELS, SEMCLASS_LABELS
+from biorab.common.labels import HETIONET_LABELS, MEDMCQA_LABELS, SEMCLASS_LABELS
 from biorab.parsing import parse
 from biorab.tasks import inference_prompt
 

@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 
 from biorab.caches import GenerationStore
-from biorab.config_loading import load_config
-from biorab.errors import ConfigError
+from biorab.common.config_loading import load_config
+from biorab.common.errors import ConfigError
+from biorab.common.records import Example, OutputConstraint, Prompt
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
 from biorab.ral.rows import example_row, from_table, set_prompt
-from biorab.records import Example, OutputConstraint, Prompt
 from biorab.runner.checks.validate import load_experiment
 from pipelines.vllm_processor import (
     make_postprocess,
@@ -94,7 +94,7 @@ def test_unsupported_processor_configs_are_refused(
 
 def test_the_processor_itself_refuses_thinking_settings(tmp_path: Path) -> None:
     # a config that skipped `biorab validate` (loaded only) still cannot reach the engine with them
-    from biorab.config_loading import load_config
+    from biorab.common.config_loading import load_config
     from biorab.experiment import ExperimentConfig
 
     folder = model_dir(tmp_path)

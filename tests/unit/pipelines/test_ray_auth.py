@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from pipelines.ray_auth import local_ray_token
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from biorab.cells import CellPlan
-from biorab.errors import ConfigError
+from biorab.common.cell_records import CellPlan
+from biorab.common.errors import ConfigError
 from biorab.experiment import BackendSpec
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend

@@ -10,13 +10,13 @@ import pytest
 from pydantic import ValidationError
 
 from biorab.attribution.order import order_flips, order_twin
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
+from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import LedgerEntry
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
 from biorab.ral.evidence_order import HitOrder, misleading_ids, order_hits, target_position
 from biorab.ral.retrieval_spec import RetrievalSpec
-from biorab.records import Example, Hit
 from biorab.tasks import get_template, render
 
 # Five hits as retrieved (rank 0 best); items b and d were relabelled by the ledger ("x" is their wrong

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, RetrievalError, UnknownNameError
-from biorab.records import CorpusItem
+from biorab.common.errors import ConfigError, RetrievalError, UnknownNameError
+from biorab.common.records import CorpusItem
 from biorab.retrieval import build_retriever
 
 DOCS = ["aspirin reduces fever", "aspirin causes bleeding ulcers", "ibuprofen reduces pain"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biorab.records import CorpusItem
+from biorab.common.records import CorpusItem
 from biorab.retrieval import bm25_batch
 from biorab.retrieval.bm25 import BM25Params, BM25Retriever
 from biorab.retrieval.ranking import order_candidates

@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from biorab.errors import RetrievalError  # noqa: E402
-from biorab.records import CorpusItem  # noqa: E402
+from biorab.common.errors import RetrievalError  # noqa: E402
+from biorab.common.records import CorpusItem  # noqa: E402
 from biorab.retrieval import build_retriever  # noqa: E402
 from biorab.retrieval.dense import DenseParams, encoder_specs  # noqa: E402
 
@@ -197,7 +197,7 @@ def test_presets_load_contriever_and_medcpt_by_hub_id(models: tuple[Path, Path],
     _hub_cache(tmp_path / "hf", "ncbi/MedCPT-Article-Encoder", article_model)
     code = (
         "import json, sys\n"
-        "from biorab.records import CorpusItem\n"
+        "from biorab.common.records import CorpusItem\n"
         "from biorab.retrieval import build_retriever\n"
         f"docs = {DOCS!r}\n"
         "items = [CorpusItem(f'd{i}', t, 'v', 'toy', 'qa') for i, t in enumerate(docs)]\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from biorab.errors import ConfigError, RetrievalError
-from biorab.records import CorpusItem, Hit
-from biorab.registry import RETRIEVERS
+from biorab.common.errors import ConfigError, RetrievalError
+from biorab.common.records import CorpusItem, Hit
+from biorab.common.registry import RETRIEVERS
 from biorab.retrieval import build_retriever
 from biorab.retrieval.quality import (
     canonical_ids,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.errors import DataError, RetrievalError
+from biorab.common.records import CorpusItem, Example
 from biorab.corpora import build_corpus
 from biorab.datasets import load_dataset
-from biorab.errors import DataError, RetrievalError
-from biorab.records import CorpusItem, Example
 from biorab.retrieval import build_retriever
 from biorab.retrieval.original import original_judgements, original_sources
 from biorab.retrieval.quality import evaluate

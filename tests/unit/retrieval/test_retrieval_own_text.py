@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from biorab.records import Hit
+from biorab.common.records import Hit
 from biorab.retrieval.selection import Selection, search_selected
 
 

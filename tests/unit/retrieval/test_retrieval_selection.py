@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import CorpusItem, Hit
 from biorab.experiment import ExperimentConfig, RetrievalSpec
 from biorab.ral import CachedRetriever
-from biorab.records import CorpusItem, Hit
 from biorab.retrieval import build_retriever
 from biorab.retrieval.selection import Selection, search_selected, select_hits
 from biorab.sweep.config import RetrieverProfile

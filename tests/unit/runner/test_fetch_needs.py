@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.config_loading import load_config
+from biorab.common.config_loading import load_config
 from biorab.experiment import ExperimentConfig
 from biorab.fetching import load_manifest
 from biorab.runner.checks.fetch_needs import names_to_fetch

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
 from biorab.experiment import RetrievalSpec
 from biorab.ral.cached_rows import known_miss
 

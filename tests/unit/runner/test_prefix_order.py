@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
 from biorab.experiment import RetrievalSpec
-from biorab.runner.execution.prefix_order import order_by_prefix
+from biorab.runner.executors.prefix_order import order_by_prefix
 
 
 def plan(cell_id: str, dataset: str, template: str, testbed: str) -> CellPlan:

@@ -19,7 +19,8 @@ def test_smoke_config_validates_without_torch_or_transformers() -> None:
         "cfg = load_experiment('jobs/smoke.yaml', check_data=False)\n"
         "assert cfg.backend.name == 'transformers' and cfg.backend.params['batch_size'] == 16\n"
         "assert model_digest(cfg)\n"
-        "print(','.join(m for m in ('torch', 'transformers', 'biorab.generation.hf') if m in sys.modules))\n"
+        "heavy = ('torch', 'transformers', 'biorab.generation.hf.backend')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
     assert out.returncode == 0, out.stderr
@@ -29,7 +30,7 @@ def test_smoke_config_validates_without_torch_or_transformers() -> None:
 def test_a_bad_transformers_param_is_still_refused_with_its_key(tmp_path: Path) -> None:
     import pytest
 
-    from biorab.errors import ConfigError
+    from biorab.common.errors import ConfigError
     from biorab.runner.checks.validate import load_experiment
 
     text = (REPO / "jobs" / "smoke.yaml").read_text(encoding="utf-8")

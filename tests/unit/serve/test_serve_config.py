@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from serve.auth import KeyCheck, digest, load_keys
 from serve.config import SMOKE_CONFIG, ServeConfig, load_serve_config
 

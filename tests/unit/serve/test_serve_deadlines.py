@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import requests
 
+from biorab.common.records import Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import Prompt
 from serve.deadlines import (
     DeadlineExceeded,
     RequestCancelled,

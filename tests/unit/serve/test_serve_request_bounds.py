@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import OutputConstraint, Prompt
 from serve.answering import check_labels, check_sampling
 from serve.config import load_serve_config
 from serve.deadlines import Ticket

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.sweep import expand_cells, expand_runs, load_sweep
 
 REPO = Path(__file__).resolve().parents[3]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from biorab.caches import generation_key, hits_key
+from biorab.common.records import OutputConstraint, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.records import OutputConstraint, Prompt
 from biorab.sweep.keys import generation_keys, hits_keys
 from biorab.sweep.significance import holm
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from biorab.cli.sweep import _print_plan
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 from biorab.sweep import expand_cells, expand_runs, load_sweep
 from biorab.sweep.cost_estimate import plan_sweep
 

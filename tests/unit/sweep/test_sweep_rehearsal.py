@@ -82,10 +82,10 @@ def test_regex_answers_match_and_are_seeded(pattern: str) -> None:
 
 
 def test_constraint_mode_answers_triples_and_choices() -> None:
+    from biorab.common.records import OutputConstraint, Prompt
     from biorab.generation.base import SamplingParams
     from biorab.generation.fake import FakeBackend
     from biorab.metrics.triples import parse_triples
-    from biorab.records import OutputConstraint, Prompt
 
     fake = FakeBackend(FakeBackend.Params(mode="constraint"))
     triples = Prompt(example_id="1", text="extract", constraint=OutputConstraint(

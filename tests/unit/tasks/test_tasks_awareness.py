@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from biorab.common.records import Example, Hit
 from biorab.parsing import parse
-from biorab.records import Example, Hit
 from biorab.tasks import AWARENESS_LABELS, awareness_target, describe_hit, render_awareness_probe
 
 EXAMPLE = Example("ade/test/0", "triple_extraction", "ade", "test",

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 import biorab.tasks.multilabel
+from biorab.common.errors import DataError
+from biorab.common.records import Example, Hit, Prediction
+from biorab.common.registry import TASKS
 from biorab.corpora import build_corpus
 from biorab.datasets import load_dataset
 from biorab.datasets.stats import label_counts
-from biorab.errors import DataError
 from biorab.metrics import score
 from biorab.metrics.definitions import display_name
 from biorab.parsing import parse, parse_for_template
-from biorab.records import Example, Hit, Prediction
-from biorab.registry import TASKS
 from biorab.tasks import get_task, get_template, render
 
 TASK = "multilabel_classification"

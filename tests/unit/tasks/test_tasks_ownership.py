@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-OWNERS = {"biorab/tasks/triples.py", "biorab/registry.py", "biorab/tasks/template_catalog.py"}
+OWNERS = {"biorab/tasks/triples.py", "biorab/common/registry.py", "biorab/tasks/template_catalog.py"}
 
 
 def test_the_triple_task_name_is_written_in_three_modules_only() -> None:

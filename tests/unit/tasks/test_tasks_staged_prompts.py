@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from biorab.common.records import Example, Hit
 from biorab.datasets import load_dataset
-from biorab.records import Example, Hit
 from biorab.tasks import get_template, inference_prompt, render
 
 

@@ -7,10 +7,10 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from biorab.errors import DataError, UnknownNameError
-from biorab.labels import ADE_RELATIONS, GIT_RELATIONS, HETIONET_LABELS
-from biorab.records import Example, Hit
-from biorab.registry import TASKS, dataset_task
+from biorab.common.errors import DataError, UnknownNameError
+from biorab.common.labels import ADE_RELATIONS, GIT_RELATIONS, HETIONET_LABELS
+from biorab.common.records import Example, Hit
+from biorab.common.registry import TASKS, dataset_task
 from biorab.tasks import (
     COMMON_VARIANTS,
     get_task,
@@ -245,7 +245,7 @@ def test_stops_keep_an_answer_that_starts_with_a_newline() -> None:
 
 
 def test_template_of_another_task_is_a_config_error() -> None:
-    from biorab.errors import ConfigError
+    from biorab.common.errors import ConfigError
 
     with pytest.raises(ConfigError, match="template hetionet/default is for task 'link_prediction'"):
         render(get_template("hetionet"), ADE_EXAMPLE, [])

@@ -1,7 +1,8 @@
 """Config blocks that a plug-in owns: the config module names the block, the plug-in supplies its model.
 
 A field annotated ``Annotated[Any, Section("drugmech")]`` is validated by the model registered under
-``"drugmech"`` in `biorab.registry.CONFIG_SECTIONS`, looked up when the config's schema is built. The schema
+``"drugmech"`` in `biorab.common.registry.CONFIG_SECTIONS`, looked up when the config's schema is built. The
+schema
 is the model's own, so a value gets the model's instance and its errors (keys, messages) exactly as if the
 field were annotated with the model; the config module just never imports an experiment kind or a
 trainer. A registered model may define ``prepare_config(data)``, a hook on the whole raw config before it is
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema
 
-from biorab.registry import CONFIG_SECTIONS
+from biorab.common.registry import CONFIG_SECTIONS
 
 
 @dataclass(frozen=True)

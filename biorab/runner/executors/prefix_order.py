@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorab.cells import CellPlan
+from biorab.common.cell_records import CellPlan
 from biorab.ral.rows import row_hits
 
 Examples = tuple[tuple[str, str], ...]

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 

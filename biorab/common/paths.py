@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _first_existing(candidates: list[Path]) -> Path | None:

@@ -1,7 +1,7 @@
 """The records a run passes between its layers: a cell's plan, its slice of rows, and its scored result.
 
-They live here, beside `biorab.records`, and not in the runner, so that the executors
-(`biorab.runner.execution.local`, `pipelines.ray_executor`), the experiment sources and tracking
+They live here, beside `biorab.common.records`, and not in the runner, so that the executors
+(`biorab.runner.executors.local`, `pipelines.ray_executor`), the experiment sources and tracking
 (`biorab.tracking`) share them without importing one another. The RAL's batch stages read a plan through
 `biorab.ral.stage_plan.StagePlan`, which `CellPlan` fills.
 """
@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 
 if TYPE_CHECKING:
+    from biorab.common.records import Example
     from biorab.ral.retrieval_spec import RetrievalSpec
-    from biorab.records import Example
 
 
 class CellInfo(Protocol):

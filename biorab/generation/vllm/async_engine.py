@@ -5,7 +5,7 @@ the engine on arrival and joins the running batch, instead of waiting for a `ser
 request whose caller went away is aborted inside the engine (cancelling the awaiting task makes vLLM abort
 it; `abort(request_id)` does the same for a request id). It is the same engine as the offline ``vllm``
 backend: the same params, model resolution, engine arguments, request plan (`RequestPlan`: label scoring
-by `biorab.generation.vllm_label_scoring`, structured outputs), thinking split (``thinking: {split: true}``,
+by `biorab.generation.vllm.label_scoring`, structured outputs), thinking split (``thinking: {split: true}``,
 `biorab.generation.reasoning`) and cache digest, so a served generation and an evaluated one are keyed
 alike. A thinking budget (``thinking.token_budget``, two passes on the offline engine) is refused here.
 """
@@ -17,12 +17,13 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Generation, Prompt
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.reasoning import apply_split
-from biorab.generation.vllm_engine import (
+from biorab.generation.vllm.engine import (
     RequestPlan,
     VLLMBackend,
     _import_vllm,
@@ -33,7 +34,6 @@ from biorab.generation.vllm_engine import (
     prefix_block,
     set_engine_env,
 )
-from biorab.records import Generation, Prompt
 
 #: `AsyncVLLMBackend.agenerate`'s default ``lora``: the adapter of the params (``adapter_path``), if any.
 CONFIGURED = object()

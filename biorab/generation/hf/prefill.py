@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import torch
 
-from biorab.generation.hf_cache import ReservedCache, cache_kwarg
+from biorab.generation.hf.cache import ReservedCache, cache_kwarg
 
 PADDING_TOLERANCE = 0.1  # a group's padded tokens may exceed its real tokens by this share
 MIN_SHARED_PREFIX = 16  # shorter shared prefixes are not worth a pass of their own

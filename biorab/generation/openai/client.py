@@ -15,8 +15,8 @@ The client does the HTTP: its retries (HTTP 408/409/429/5xx, timeouts, connectio
   server's ``Retry-After`` up to `retry_after_max_s`; a 200 answer that is not a completion (bad JSON, no
   choices) is retried too, from the same budget of `max_retries`;
 - structured outputs and echo label scoring for vLLM servers, reasoning-model request bodies
-  (`biorab.generation.openai_params.request_body`), the reasoning apart from the answer, token counts;
-- requests-per-minute and tokens-per-minute limits (`biorab.generation.rate_limit`);
+  (`biorab.generation.openai.params.request_body`), the reasoning apart from the answer, token counts;
+- requests-per-minute and tokens-per-minute limits (`biorab.generation.openai.rate_limit`);
 - an authentication, permission or quota error stops the whole call with one `BackendFatalError` (every
   other row would fail the same way), so the run stops and resumes later instead of writing error rows.
 
@@ -39,14 +39,14 @@ from urllib.parse import urlparse
 import httpx2
 import openai
 
-from biorab.errors import BackendError, BackendFatalError, ConfigError
+from biorab.common.errors import BackendError, BackendFatalError, ConfigError
+from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams, truncate_at_stop
 from biorab.generation.capabilities import Capabilities
-from biorab.generation.openai_label_logprobs import echo_body, label_logprob
-from biorab.generation.openai_params import OpenAIParams, check_sampling, params_digest, request_body
-from biorab.generation.rate_limit import RateLimiter
+from biorab.generation.openai.label_logprobs import echo_body, label_logprob
+from biorab.generation.openai.params import OpenAIParams, check_sampling, params_digest, request_body
+from biorab.generation.openai.rate_limit import RateLimiter
 from biorab.generation.reasoning import split_reasoning
-from biorab.records import Generation, Prompt
 
 T = TypeVar("T")
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})

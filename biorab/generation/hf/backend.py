@@ -3,9 +3,9 @@
 Prompts are generated in batches (sorted by length to limit padding, results returned in input order)
 with left padding and ``pad = eos``. Stop strings are applied per row while generating (so a row stops
 early) and the text is cut before the first stop string. With ``score_labels`` or ``constrained``, the
-labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf_label_logprobs`).
+labels of a prompt's closed label set are scored as continuations (`biorab.generation.hf.label_logprobs`).
 Other constrained rows (a regex, or labels with ``choices_via="grammar"``) are decoded under an xgrammar
-grammar, the engine vLLM uses (`biorab.generation.hf_guided`), so a config constrains alike on both.
+grammar, the engine vLLM uses (`biorab.generation.hf.guided`), so a config constrains alike on both.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.records import Generation, Prompt
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, model_input_text, truncate_at_stop
-from biorab.generation.hf_dtype import resolve_dtype
-from biorab.generation.hf_label_logprobs import ScoringRequest, score_labels
-from biorab.generation.hf_params import CAPABILITIES, TransformersParams
-from biorab.generation.hf_stopping import RowStopStrings
+from biorab.generation.dtype import resolve_dtype
+from biorab.generation.hf.label_logprobs import ScoringRequest, score_labels
+from biorab.generation.hf.params import CAPABILITIES, TransformersParams
+from biorab.generation.hf.stopping import RowStopStrings
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.reasoning import apply_split, continuation
-from biorab.records import Generation, Prompt
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
@@ -51,7 +51,7 @@ class TransformersBackend:
         chat: wrap each prompt in the tokenizer's chat template (few-shot prompts work better raw).
         choices_via: how a constrained closed label list is answered: ``score`` (the argmax label by
             sequence log-prob, exact over the list) or ``grammar`` (token-by-token guided decoding, as vLLM).
-        cache_dir: cache root for prepared models (default `biorab.paths.cache_dir()`).
+        cache_dir: cache root for prepared models (default `biorab.common.paths.cache_dir()`).
         auto_prepare: prepare a known model on first use instead of raising `ModelNotPreparedError`.
     """
 
@@ -146,7 +146,7 @@ class TransformersBackend:
     def grammars(self) -> Any:
         """The `GrammarCache` of this backend's tokenizer, built on first use (xgrammar imported then)."""
         if self._grammar_cache is None:
-            from biorab.generation.hf_guided import GrammarCache
+            from biorab.generation.hf.guided import GrammarCache
 
             vocab = int(self.model.get_output_embeddings().weight.shape[0])  # the logits' width
             self._grammar_cache = GrammarCache(self.tokenizer, vocab, _eos_ids(self.model, self.tokenizer))
@@ -251,7 +251,7 @@ class TransformersBackend:
         if grammars and any(g is not None for g in grammars):
             from transformers import LogitsProcessorList
 
-            from biorab.generation.hf_guided import RowGrammars
+            from biorab.generation.hf.guided import RowGrammars
 
             processor = RowGrammars(grammars, self.grammars.vocab_size)
             # a grammar lets a row end with any EOS it was built with: generate must stop on all of them
@@ -312,12 +312,12 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
 
 def _prefilled_cache(model: Any, batch_ids: list[list[int]], max_tokens: int, pad_id: int) -> dict[str, Any]:
     """`generate`'s cache argument, for models whose layers all attend to the full context: every prompt
-    but its last token prefilled without padding into a `ReservedCache` (`biorab.generation.hf_prefill`;
+    but its last token prefilled without padding into a `ReservedCache` (`biorab.generation.hf.prefill`;
     no per-token copy of the cache while decoding either); `generate` then runs the last tokens as its
     first step. ``{}`` (transformers' default cache and padded prefill) for sliding-window or hybrid
     models, whose layers the reserved cache does not model, and for one-token prompts."""
-    from biorab.generation.hf_cache import cache_kwarg
-    from biorab.generation.hf_prefill import prefill
+    from biorab.generation.hf.cache import cache_kwarg
+    from biorab.generation.hf.prefill import prefill
 
     config = model.config.get_text_config(decoder=True)
     layer_types = set(getattr(config, "layer_types", None) or ["full_attention"])

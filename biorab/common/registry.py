@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from biorab.errors import UnknownNameError
+from biorab.common.errors import UnknownNameError
 
 T = TypeVar("T")
 
@@ -153,7 +153,8 @@ HIT_FILTERS.add_lazy("encoder", "biorab.learn.hit_filter:build_hit_filter")
 CORPUS_METHODS: Registry[Any] = Registry("corpus method")
 for _method in ("detect_correct", "llm_label"):
     CORPUS_METHODS.add_lazy(_method, "biorab.methods.corpus_hooks:CORPUS_METHOD")
-#: Config blocks their plug-ins own (`biorab.config_sections`), by the key they fill: the ``drugmech:`` block
+#: Config blocks their plug-ins own (`biorab.common.config_sections`), by the key they fill: the ``drugmech:``
+#: block
 #: of a run config (the DrugMech experiment kind) and a retrieval entry's ``filter:`` (the trained encoder).
 CONFIG_SECTIONS: Registry[Any] = Registry("config section")
 CONFIG_SECTIONS.add_lazy("drugmech", "biorab.drugmech.experiment.spec:DrugMechSpec")

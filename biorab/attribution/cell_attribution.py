@@ -30,9 +30,9 @@ from biorab.attribution.twin import (
     label_margin,
     prior_bin,
 )
-from biorab.cells import CellPlan, CellResult
-from biorab.diagnostics.cells import add_claim_diagnostics
-from biorab.registry import TASKS
+from biorab.common.cell_records import CellPlan, CellResult
+from biorab.common.registry import TASKS
+from biorab.diagnostics.cell_claims import add_claim_diagnostics
 
 ATTRIBUTION_FILE = "attribution.parquet"
 
@@ -167,7 +167,7 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
     """One attribution row per instance of the cell, in slice order (``_right``, ``_clean``: helpers)."""
     import pyarrow.parquet as pq
 
-    from biorab.labels import LABELS
+    from biorab.common.labels import LABELS
     from biorab.metrics.predictions_scoring import triple_matching_for
     from biorab.metrics.tables import instance_table
     from biorab.ral.rows import row_hits, row_prediction
@@ -214,7 +214,7 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow.parquet as pq
 
-    from biorab.atomic_files import atomic_path
+    from biorab.common.atomic_files import atomic_path
 
     path.parent.mkdir(parents=True, exist_ok=True)
     columns = ATTRIBUTION_SCHEMA.names

@@ -4,7 +4,8 @@ the seeded resamples over instances every other metric uses), added to the cell'
 ``claims/<metric>`` (so ``summary.json`` and MLflow carry them) with the per-metric instance counts in
 ``extra["claims"]``.
 
-Called once per cell where the attribution rates are set (`biorab.attribution.cells.attribute_cell`), so a
+Called once per cell where the attribution rates are set
+(`biorab.attribution.cell_attribution.attribute_cell`), so a
 twin found in another run of a sweep (`biorab.sweep.twins`) updates the self-knowledge split too.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from biorab.cells import CellResult
+from biorab.common.cell_records import CellResult
 from biorab.diagnostics.claims import NAMES, InstanceClaims, claim_scores
 from biorab.metrics.bootstrap import metric_values
 
@@ -34,7 +35,7 @@ def is_claim_metric(name: str) -> bool:
 
 def diagnosable(task: str) -> bool:
     """A registered task whose answer items mean the same in every instance (`TaskType.items_shared`)."""
-    from biorab.registry import TASKS
+    from biorab.common.registry import TASKS
     from biorab.tasks import get_task
 
     return task in TASKS and get_task(task).items_shared

@@ -32,7 +32,7 @@ class Example:
 
     Attributes:
         id: stable id, unique within (dataset, split), e.g. ``"ade/test/17"``.
-        task: a registered task type (`biorab.registry.TASKS`).
+        task: a registered task type (`biorab.common.registry.TASKS`).
         dataset: registry name of the dataset (``"ade"``, ``"medmcqa"``...).
         split: ``train``, ``dev`` or ``test``.
         text: the instance's input as one string; this is the retrieval *key* for training items and the

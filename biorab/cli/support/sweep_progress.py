@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from biorab.progress_lines import MIN_RATE_S, ProgressLines
+from biorab.common.progress_lines import MIN_RATE_S, ProgressLines
 
 HEARTBEAT_S = 10.0
 
@@ -78,7 +78,7 @@ class SweepBars:
     """Rich bars on a terminal: one per model's run, one per cell as it starts."""
 
     def __init__(self, console: Any) -> None:
-        from biorab.cli.progress_bar import progress_bar
+        from biorab.cli.support.progress_bar import progress_bar
 
         self.bar = progress_bar(console)
         self.model_task: Any = None

@@ -1,6 +1,7 @@
 """The one place that turns a (registry name, params mapping) spec into an object.
 
-A component is a class with a nested ``Params`` model (a `biorab.params.Params`) and an ``__init__`` that
+A component is a class with a nested ``Params`` model (a `biorab.common.params.Params`) and an ``__init__``
+that
 takes that params object first, then keyword-only context (a data dir, a cache dir...). The component
 receives only its own params, never the whole experiment config.
 """
@@ -13,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from biorab.config_loading import validate_mapping
-from biorab.errors import ConfigError
-from biorab.registry import Registry
+from biorab.common.config_loading import validate_mapping
+from biorab.common.errors import ConfigError
+from biorab.common.registry import Registry
 
 
 def params_model(component: Any) -> type[BaseModel] | None:

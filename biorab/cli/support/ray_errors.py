@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from biorab.errors import BioRABError
+from biorab.common.errors import BioRABError
 
 
 def biorab_cause(error: BaseException) -> BioRABError | None:

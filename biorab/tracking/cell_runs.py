@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from biorab.cells import CellPlan, CellResult
+from biorab.common.cell_records import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.file_digests import file_digest
 from biorab.tracking.names import mlflow_name
@@ -148,7 +148,7 @@ def dataset_inputs(config: ExperimentConfig, plan: CellPlan) -> list[tuple[str, 
     """(name, digest, uri) of the files a cell reads: its dataset's staged files (digest of contents)."""
     if plan.dataset is None:  # the source reads its own files (no dataset folder)
         return []
-    from biorab.paths import biorab_data_dir
+    from biorab.common.paths import biorab_data_dir
 
     folder = biorab_data_dir(config.data_dir) / plan.dataset
     if not folder.is_dir():

@@ -6,7 +6,7 @@ tokens are appended to the prompt's tokens, with one leading space when the prom
 whitespace (so ``"Answer:"`` + ``"y"`` is scored as ``"Answer: y"``, the way the model would write it).
 
 The prompt is run once per request, not once per label: one prefill of the prompts (sorted by length,
-in groups of similar length, `biorab.generation.hf_prefill`) gives the distribution of every label's
+in groups of similar length, `biorab.generation.hf.prefill`) gives the distribution of every label's
 first token and the prompts' KV cache; the remaining tokens of the labels (``"(A)"`` is three tokens)
 then run as short continuations on that cache.
 A label set of four labels thus costs one prompt pass plus a few tokens, where scoring each label as its
@@ -74,8 +74,8 @@ def score_labels(
 
 def _prompt_pass(model: Any, prompts: list[list[int]], pad_id: int) -> _PromptPass:
     """The prompts' left-padded cache and next-token log-probs, prefilled without padding
-    (`biorab.generation.hf_prefill`)."""
-    from biorab.generation.hf_prefill import prefill
+    (`biorab.generation.hf.prefill`)."""
+    from biorab.generation.hf.prefill import prefill
 
     done = prefill(model, prompts, reserve=0, pad_id=pad_id, keep_logits=True)
     assert done.last_logits is not None  # keep_logits, and every prompt has tokens
@@ -128,7 +128,7 @@ def _cached_continuations(
 def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any,
              **kwargs: Any) -> torch.Tensor:
     """The model's logits for `ids` after what `cache` holds (the cache is extended in place)."""
-    from biorab.generation.hf_cache import cache_kwarg
+    from biorab.generation.hf.cache import cache_kwarg
 
     device = next(model.parameters()).device
     out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),

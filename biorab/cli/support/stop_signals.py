@@ -42,7 +42,7 @@ def exit_stopped(stop: Stopped) -> SystemExit:
     """Print the one line a stop ends with; returns the `SystemExit` to raise (130 or 143)."""
     import typer
 
-    from biorab.cli.exit_codes import INTERRUPT_MESSAGE
+    from biorab.cli.support.exit_codes import INTERRUPT_MESSAGE
 
     # Ctrl-C keeps the message it always had; SIGTERM says what stopped it, then the same
     line = INTERRUPT_MESSAGE if stop.signum == signal.SIGINT else \

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
 
 URI_SCHEMES = ("models:/", "runs:/", "mlflow-artifacts:/")
 #: Files that mark a model folder inside a downloaded artifact, shallowest first.
@@ -47,7 +47,7 @@ def resolve_model_ref(ref: str, *, key: str, cache_dir: str | Path | None = None
         if not path.is_dir():
             raise ConfigError(f"{ref} is not a folder (nor a models:/ URI)", key=key)
         return ResolvedModel(ref, _with_marker(path, ref, marker, key))
-    from biorab.paths import cache_dir as default_cache
+    from biorab.common.paths import cache_dir as default_cache
 
     pinned, version = _pinned(ref, key, tracking_uri)
     target = default_cache(cache_dir) / "mlflow-models" / _download_key(pinned, tracking_uri)

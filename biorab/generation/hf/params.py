@@ -1,9 +1,10 @@
 """The params of the ``transformers`` backend, in a module of their own.
 
 Checking a config (`biorab validate`, the driver of `biorab run`) validates these params without
-importing `biorab.generation.hf`, whose torch and transformers imports cost seconds of CPU on a process
+importing `biorab.generation.hf.backend`, whose torch and transformers imports cost seconds of CPU on a
+process
 that never generates (registered with ``BACKENDS.add_lazy(..., params=...)``). The fields are documented
-on `biorab.generation.hf.TransformersBackend`.
+on `biorab.generation.hf.backend.TransformersBackend`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from biorab.common.params import Params as BaseParams
 from biorab.generation.capabilities import Capabilities
 from biorab.generation.reasoning import ThinkingParams
-from biorab.params import Params as BaseParams
 
 #: `TransformersBackend.capabilities`, here so that asking them imports no torch: the weights load in
 #: process and take seconds, and there is no prefix cache.

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from biorab.errors import ConfigError
+from biorab.common.errors import ConfigError
+from biorab.common.params import Params
+from biorab.common.records import Prompt
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.params import Params
-from biorab.records import Prompt
 
 #: OpenAI model names that reason: o1/o3/o4 (``o3-mini-2025-01-31``, ``o4-mini``) and the gpt-5 family.
 _REASONING_NAME = re.compile(r"^(?:[\w.-]+/)?(?:o1|o3|o4)(?:$|-)|^(?:[\w.-]+/)?gpt-5(?:$|[-.])")
@@ -36,7 +36,7 @@ class Price(Params):
 
 
 class OpenAIParams(Params):
-    """Params of the ``openai`` backend (documented on `biorab.generation.openai_client.OpenAIBackend`)."""
+    """Params of the ``openai`` backend (documented on `biorab.generation.openai.client.OpenAIBackend`)."""
 
     base_url: str = "https://api.openai.com/v1"
     model: str

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from biorab.errors import DataError
+from biorab.common.errors import DataError
 
 ATTRIBUTION_FILE = "attribution.parquet"
 # The columns the explorer reads, with their Arrow types (the file may hold more).
