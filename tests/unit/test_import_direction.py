@@ -146,7 +146,7 @@ def test_a_planted_cycle_fails_through_a_lazy_import_and_a_package() -> None:
 
 def test_a_planted_relative_import_counts_as_the_module_it_names() -> None:
     source = ("from ..learn import hit_filter\nfrom .steps import retrieve\n"
-              "def f():\n    from .. import methods\n    from ..core import labels\n")
+              "def f():\n    from .. import methods\n    from ..common import labels\n")
     found = check_source(source, layer="biorab", path="biorab/ral/planted.py")
     assert [(v.line, v.module) for v in found] == [(1, "biorab.learn.hit_filter"), (4, "biorab.methods")]
     # One dot in a package's __init__ is the package itself; a dot too many is an error, not a pass.
