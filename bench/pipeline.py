@@ -140,8 +140,8 @@ def make_config(args: argparse.Namespace, out: Path) -> Any:
 def prompts_of(config: Any) -> list[Any]:
     """The exact prompts the pipeline sends (same slice, template and render function)."""
     from biorab.ral import assemble_cells
-    from biorab.ral.rows import row_hits, row_prompt
-    from biorab.ral.stages import RenderStage
+    from biorab.ral.row_stages.stages import RenderStage
+    from biorab.ral.specs.rows import row_hits, row_prompt
     from biorab.runner.plan.cell_slices import plan_run
 
     slices = plan_run(config, Path(tempfile.mkdtemp()) / "none")

@@ -103,8 +103,8 @@ def instrument_stages(p: Phases) -> None:
     import biorab.generation
     import biorab.runner.executors.request as request
     import biorab.runner.run as run
-    from biorab.ral.retrieval_stage import RetrievalStage
-    from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+    from biorab.ral.row_stages.retrieval_stage import RetrievalStage
+    from biorab.ral.row_stages.stages import GenerationStage, ParseStage, RenderStage
 
     p.wrap(RetrievalStage, "__call__", "retrieval (index build incl.)")
     p.wrap(RenderStage, "__call__", "render")

@@ -4,7 +4,7 @@
 The runner never chooses an executor: the edge (the CLI, a test, a bench script) builds one and passes it
 to `biorab.runner.run_experiment`, so the library never imports the Ray layer (`pipelines/`). The seam
 lives outside the runner so that an executor needs nothing of it: the runner hands over the run's
-pipeline as data (`biorab.ral.pipeline.RowPipeline`) and what only it owns (how rows are written, how
+pipeline as data (`biorab.ral.specs.pipeline.RowPipeline`) and what only it owns (how rows are written, how
 they are put in prompt-prefix order) as callables.
 """
 
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from biorab.generation.capabilities import capabilities_of
-from biorab.ral.row_pipeline import RowPipeline
+from biorab.ral.row_stages.row_pipeline import RowPipeline
 
 if TYPE_CHECKING:
     from biorab.experiment import ExperimentConfig
-    from biorab.ral.assembly import RALParts
-    from biorab.ral.stage_plan import StagePlan
+    from biorab.ral.parts.assembly import RALParts
+    from biorab.ral.specs.stage_plan import StagePlan
 
 Rows = list[dict[str, Any]]
 
@@ -143,7 +143,7 @@ class ExecutionStats:
 
 
 class Executor(Protocol):
-    """Runs pending rows through the request's pipeline (`biorab.ral.pipeline.STAGES`) and writes them.
+    """Runs pending rows through the request's pipeline (`biorab.ral.specs.pipeline.STAGES`) and writes them.
 
     Implementations: `biorab.runner.executors.local.LocalExecutor` (in-process) and
     `pipelines.ray_executor.RayExecutor` (Ray Data). Both write the same shard files, so a run may switch

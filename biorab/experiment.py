@@ -25,7 +25,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from biorab.common.config_sections import Section, prepare_sections
 from biorab.common.params import Params
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
 
 ParserMode = Literal["robust", "strict_original"]
 LLMEngine = Literal["actors", "vllm_processor"]

@@ -113,7 +113,7 @@ def scored_rows(run_dir: Path, cell_id: str) -> list[dict[str, Any]] | None:
     has not scored the cell."""
     import pyarrow.parquet as pq
 
-    from biorab.ral.rows import from_table
+    from biorab.ral.specs.rows import from_table
 
     path = run_dir / "predictions" / f"{cell_id}.parquet"
     return from_table(pq.read_table(path)) if path.is_file() else None

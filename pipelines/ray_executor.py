@@ -1,4 +1,4 @@
-"""`RayExecutor`: the run's pending rows through the run's pipeline (`biorab.ral.pipeline`) on Ray Data.
+"""`RayExecutor`: the run's pending rows through the run's pipeline (`biorab.ral.specs.pipeline`) on Ray Data.
 
     examples → retrieval segment (actor pool) → [rows with hits to the driver → prompt-prefix order]
              → answer segment in the LLM actor pool: render → generate → awareness probe (probing cells)
@@ -11,7 +11,7 @@ retrieval is its own pass: the LLM batches are cut only once every row's example
 sharing instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
 killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
 
-The stages and their order are the pipeline's (`biorab.ral.pipeline.STAGES`); `pipelines.stages` wraps
+The stages and their order are the pipeline's (`biorab.ral.specs.pipeline.STAGES`); `pipelines.stages` wraps
 its segments, and this module only places them on actors and adds resources, batching and I/O. It takes
 everything of the runner from the request (`biorab.execution.ExecutionRequest`: `write`, `order`) and
 imports none of it.
@@ -28,7 +28,7 @@ from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral import finish_cached, known_miss
-from biorab.ral.rows import from_table, to_table
+from biorab.ral.specs.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
 from pipelines.stages import GenerationActor, RetrievalActor, segment_batch, write_batch
 

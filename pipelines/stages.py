@@ -1,4 +1,5 @@
-"""Ray Data wrappers of segments of the run's pipeline (`biorab.ral.pipeline.RowPipeline`): Arrow batch in,
+"""Ray Data wrappers of segments of the run's pipeline (`biorab.ral.specs.pipeline.RowPipeline`): Arrow batch
+in,
 Arrow batch out, and nothing else. Each wrapper builds its segment from the pipeline's recipe where it
 runs; none of them composes stages.
 
@@ -16,7 +17,7 @@ import pyarrow as pa
 
 from biorab.generation.deferred import DeferredBackend
 from biorab.ral import RowPipeline
-from biorab.ral.rows import from_table, to_table
+from biorab.ral.specs.rows import from_table, to_table
 
 # What the write stage hands back to the driver: enough to count progress, cache hits and failures.
 RECEIPT_COLUMNS = ("cell_id", "id", "gen_error", "gen_cached", "retrieval_cached", "probe_gen_error",
@@ -46,7 +47,8 @@ class GenerationActor:
     (~1 s of imports on the critical path, ~2.5 CPU s), and every batch took two more object-store hops
     (docs/pipeline.md, issue 20 round 6). The probe runs on the same loaded model (no second model copy).
 
-    `preload`: the driver knows a row will miss the cache (`biorab.ral.cached_rows.known_miss`), so a
+    `preload`: the driver knows a row will miss the cache (`biorab.ral.row_stages.cached_rows.known_miss`),
+    so a
     deferred model starts loading in a thread as the actor starts, while the first batch is still
     upstream."""
 

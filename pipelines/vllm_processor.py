@@ -26,7 +26,7 @@ from biorab.common.errors import ConfigError
 from biorab.common.records import Generation
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
-from biorab.ral.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
+from biorab.ral.specs.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
 
 #: The column ``ray.data.llm`` sets on a row whose request failed (with ``should_continue_on_error``).
 INFERENCE_ERROR = "__inference_error__"

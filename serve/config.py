@@ -21,7 +21,7 @@ from biorab.common.params import Params
 from biorab.experiment import BackendSpec, ParserMode
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
 from pipelines.ray_setup import RaySettings
 
 #: The embedded default (`biorab serve` without a config): BM25 over ADE-corpus-v2's labeled corpus.

@@ -1,7 +1,8 @@
 """Traces of served answers in the configured MLflow experiment: sampled, off by default.
 
 A sampled answer becomes the same trace a run writes for an instance (`biorab.tracking.traces`: a root span
-with RETRIEVER, LLM and PARSER spans, built from the answer as a run row, `biorab.ral.rows`), tagged with
+with RETRIEVER, LLM and PARSER spans, built from the answer as a run row, `biorab.ral.specs.rows`), tagged
+with
 the RAL's name, adapter and adapter version and the request id. Traces are written by one background thread
 of the ingress replica, so a slow or unreachable tracking server never delays an answer (a failed write is
 logged and dropped); the experiment is looked up, or created, on the first write.
@@ -18,7 +19,7 @@ from typing import Any
 
 from biorab.common.records import Example
 from biorab.ral import Answer
-from biorab.ral.rows import example_row, hits_json, set_generation, set_prediction, set_prompt
+from biorab.ral.specs.rows import example_row, hits_json, set_generation, set_prediction, set_prompt
 
 log = logging.getLogger("ray.serve")
 

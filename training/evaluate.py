@@ -60,7 +60,7 @@ def _compare(cell_a: Any, cell_b: Any, config: Any) -> Any:
 
     from biorab.common.labels import LABELS
     from biorab.metrics.paired import compare
-    from biorab.ral.rows import from_table, row_prediction
+    from biorab.ral.specs.rows import from_table, row_prediction
 
     rows_a = from_table(pq.read_table(cell_a.predictions_path))
     by_id = {r["id"]: r for r in from_table(pq.read_table(cell_b.predictions_path))}

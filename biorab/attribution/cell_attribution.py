@@ -170,7 +170,7 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
     from biorab.common.labels import LABELS
     from biorab.metrics.predictions_scoring import triple_matching_for
     from biorab.metrics.tables import instance_table
-    from biorab.ral.rows import row_hits, row_prediction
+    from biorab.ral.specs.rows import row_hits, row_prediction
 
     plan = result.plan
     evidence = cell_evidence(plan, memo=memo)

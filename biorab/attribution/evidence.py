@@ -86,7 +86,7 @@ class Evidence:
             "source": hit.dataset or None,
             "unlabeled": hit.value is None,
             # 1-based rank from the retriever; the tag's index is the shown position (an evidence order,
-            # `biorab.ral.evidence_order`, makes them differ: the order applied, per instance)
+            # `biorab.ral.specs.evidence_order`, makes them differ: the order applied, per instance)
             "retrieved_rank": hit.rank + 1,
             # near / far: how plausible the testbed made this lie (`biorab.corpora.plausibility`)
             "plausibility": entry.plausibility if corrupted and entry is not None else None,

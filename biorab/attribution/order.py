@@ -1,6 +1,7 @@
 """Evidence order at scoring time: does showing the same hits in another order change the answer?
 
-A cell whose retrieval entry sets ``order:`` (`biorab.ral.evidence_order`) is paired with its *order twin*:
+A cell whose retrieval entry sets ``order:`` (`biorab.ral.specs.evidence_order`) is paired with its *order
+twin*:
 the cell of the same run with the same dataset, split, query framing, sampling seed, source, parser and
 retrieval setting but for ``order: retrieved``. Both saw the same hits (the order is applied after the hit
 cache), so an answer that differs is caused by the order alone. Per instance (paired by id):

@@ -3,7 +3,7 @@
 They live here, beside `biorab.common.records`, and not in the runner, so that the executors
 (`biorab.runner.executors.local`, `pipelines.ray_executor`), the experiment sources and tracking
 (`biorab.tracking`) share them without importing one another. The RAL's batch stages read a plan through
-`biorab.ral.stage_plan.StagePlan`, which `CellPlan` fills.
+`biorab.ral.specs.stage_plan.StagePlan`, which `CellPlan` fills.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from biorab.common.errors import BioRABError
 
 if TYPE_CHECKING:
     from biorab.common.records import Example
-    from biorab.ral.retrieval_spec import RetrievalSpec
+    from biorab.ral.specs.retrieval_spec import RetrievalSpec
 
 
 class CellInfo(Protocol):

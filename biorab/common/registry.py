@@ -147,7 +147,7 @@ BACKENDS: Registry[Any] = _registry("backend", "biorab.generation")
 EXPERIMENTS: Registry[Any] = Registry("experiment")
 EXPERIMENTS.add_lazy("biorab", "biorab.runner.plan.benchmark_source:BioRABSource")
 EXPERIMENTS.add_lazy("drugmech", "biorab.drugmech.experiment.source:DrugMechSource")
-#: The RAL assembly's plug-ins (`biorab.ral.plugins`): hit filters by kind, corpus methods by name.
+#: The RAL assembly's plug-ins (`biorab.ral.parts.plugins`): hit filters by kind, corpus methods by name.
 HIT_FILTERS: Registry[Any] = Registry("hit filter")
 HIT_FILTERS.add_lazy("encoder", "biorab.learn.hit_filter:build_hit_filter")
 CORPUS_METHODS: Registry[Any] = Registry("corpus method")

@@ -22,7 +22,8 @@ PROBE_UNPARSED = len(AWARENESS_LABELS) + 1
 
 
 def row_code(row: dict[str, Any], attribution: dict[str, Any] | None) -> int:
-    """The filter code of `row` (a row of `biorab.ral.rows.ROW_SCHEMA`) with its attribution (or None)."""
+    """The filter code of `row` (a row of `biorab.ral.specs.rows.ROW_SCHEMA`) with its attribution (or
+    None)."""
     failed = row["gen_error"] is not None
     code = GEN_ERROR if failed else 0
     if attribution is None:

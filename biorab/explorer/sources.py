@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from biorab.common.errors import DataError
 from biorab.explorer.axes import cell_axes, run_axes
-from biorab.ral.rows import ROW_SCHEMA, from_table
+from biorab.ral.specs.rows import ROW_SCHEMA, from_table
 from biorab.runner.store.shards import latest_rows, read_all_rows
 
 SUMMARY = "summary.json"

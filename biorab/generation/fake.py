@@ -11,7 +11,7 @@ It never loads a model. Its answer is one of:
 - ``map``: `answers[prompt.example_id]` (e.g. the gold labels, to check that a pipeline scores a perfect
   run as perfect, and that no answer is counted as misled), falling back to `answer` for ids not in the map;
 - ``copy_last``: as ``copy_top`` (below), the label of the *last* retrieved example written in the prompt
-  (the one nearest the question): an order-sensitive model (`biorab.ral.evidence_order`);
+  (the one nearest the question): an order-sensitive model (`biorab.ral.specs.evidence_order`);
 - ``copy_plausible``: a model with a prior that believes only plausible lies. Its own answer is
   `answers[example_id]` (else `answer`); it answers the top example's label instead when that label is
   one of `plausible[its own answer]` (a plausibility-sensitive model, `biorab.corpora.plausibility`);

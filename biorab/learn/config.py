@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from biorab.common.params import Params
-from biorab.ral.retrieval_spec import RetrievalSpec, TestbedKind
+from biorab.ral.specs.retrieval_spec import RetrievalSpec, TestbedKind
 
 
 class TrainingSource(Params):

@@ -27,7 +27,7 @@ from biorab.corpora.text_identity import normalized_text
 
 if TYPE_CHECKING:
     from biorab.learn.config import TrainingSource
-    from biorab.ral.retriever import CachedRetriever
+    from biorab.ral.parts.retriever import CachedRetriever
 
 
 class CorpusHoldOut(Params):

@@ -17,12 +17,12 @@ from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.learn.config import TrainingSource
 from biorab.learn.records import InstructionRecord
-from biorab.ral.retriever import CachedRetriever
+from biorab.ral.parts.retriever import CachedRetriever
 from biorab.retrieval.selection import Selection
 from biorab.tasks import get_task
 
 if TYPE_CHECKING:
-    from biorab.ral.assembly import RALParts
+    from biorab.ral.parts.assembly import RALParts
 
 # Extra candidates fetched so that k hits remain after an instance's own item (and its copies) is dropped.
 SELF_MARGIN = 4
@@ -94,7 +94,7 @@ def index_corpus(source: TrainingSource, corpus: Corpus, part: Any = None,
 def retrieve_without_self(
     retriever: CachedRetriever, examples: Sequence[Example], k: int
 ) -> dict[str, tuple[Hit, ...]]:
-    """Each instance's top `k` hits (`biorab.ral.steps.retrieve`, the step of every RAL), its own item
+    """Each instance's top `k` hits (`biorab.ral.parts.steps.retrieve`, the step of every RAL), its own item
     excluded."""
     from biorab.ral import retrieve
 

@@ -22,13 +22,13 @@ from biorab.methods.corpus_transform import transform_corpus, transform_sampling
 from biorab.methods.prompts import PROMPT_VERSION
 from biorab.methods.store import INFO_FILE, is_complete, read_transformed, write_transformed
 from biorab.methods.transform_metrics import score_transform
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.testbeds import testbed_corpus
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.parts.testbeds import testbed_corpus
 
 if TYPE_CHECKING:
     from biorab.experiment import ExperimentConfig
-    from biorab.ral.assembly import RALParts
-    from biorab.ral.method_corpora import DeclaredBackend, MethodCorpora
+    from biorab.ral.parts.assembly import RALParts
+    from biorab.ral.parts.method_corpora import DeclaredBackend, MethodCorpora
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The paper's corpus methods as the plug-in of the RAL assembly (`biorab.ral.plugins.CorpusMethod`)."""
+"""The paper's corpus methods as the plug-in of the RAL assembly (`biorab.ral.parts.plugins.CorpusMethod`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from biorab.methods.corpus_transform import LiveTransform
 from biorab.methods.store import StoredTransform
 
 if TYPE_CHECKING:
-    from biorab.ral.assembly import RALParts
-    from biorab.ral.method_corpora import MethodCorpora
+    from biorab.ral.parts.assembly import RALParts
+    from biorab.ral.parts.method_corpora import MethodCorpora
 
 
 class PaperCorpusMethod:

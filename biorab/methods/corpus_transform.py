@@ -19,7 +19,7 @@ from biorab.corpora.corpus import Corpus, canonical_line
 from biorab.generation.base import SamplingParams
 from biorab.methods.answers import read_label, read_verdict
 from biorab.methods.prompts import detect_prompt, label_prompt
-from biorab.ral.generator import CachedGenerator
+from biorab.ral.parts.generator import CachedGenerator
 
 #: The corpus kinds each method applies to (Detect-and-Correct reviews labels; labeling needs none).
 METHODS: dict[str, tuple[str, ...]] = {

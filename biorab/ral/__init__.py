@@ -16,8 +16,7 @@ through it. See docs/architecture.md.
 
 from __future__ import annotations
 
-from biorab.ral.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
-from biorab.ral.assembly import (
+from biorab.ral.parts.assembly import (
     IndexMemo,
     RALParts,
     Stores,
@@ -26,18 +25,25 @@ from biorab.ral.assembly import (
     build_ral,
     dataset_labels,
 )
-from biorab.ral.cached_rows import finish_cached, known_miss
-from biorab.ral.core import RAL, AnswerOptions
-from biorab.ral.generator import CachedGenerator, run_generator
-from biorab.ral.method_corpora import MethodCorpora
-from biorab.ral.pipeline import STAGES, Pipeline
-from biorab.ral.plugins import CorpusHook, HitFilter
-from biorab.ral.probe import PROBE_ID_SUFFIX, parse_judgement, probe_prompt, probe_prompt_id, probe_sampling
-from biorab.ral.retrieval_spec import RetrievalSpec
-from biorab.ral.retriever import CachedRetriever, Selection, build_testbed_retriever
-from biorab.ral.row_pipeline import RowPipeline
-from biorab.ral.steps import NO_HITS, ask_probes, generate, parse_generation, render_prompt, retrieve
-from biorab.ral.testbeds import testbed_corpus
+from biorab.ral.parts.core import RAL, AnswerOptions
+from biorab.ral.parts.generator import CachedGenerator, run_generator
+from biorab.ral.parts.method_corpora import MethodCorpora
+from biorab.ral.parts.plugins import CorpusHook, HitFilter
+from biorab.ral.parts.retriever import CachedRetriever, Selection, build_testbed_retriever
+from biorab.ral.parts.steps import NO_HITS, ask_probes, generate, parse_generation, render_prompt, retrieve
+from biorab.ral.parts.testbeds import testbed_corpus
+from biorab.ral.row_stages.cached_rows import finish_cached, known_miss
+from biorab.ral.row_stages.row_pipeline import RowPipeline
+from biorab.ral.specs.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
+from biorab.ral.specs.pipeline import STAGES, Pipeline
+from biorab.ral.specs.probe import (
+    PROBE_ID_SUFFIX,
+    parse_judgement,
+    probe_prompt,
+    probe_prompt_id,
+    probe_sampling,
+)
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
 
 __all__ = [
     "NO_HITS",

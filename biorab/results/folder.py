@@ -75,7 +75,7 @@ class Results:
 
     def rows(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """One row per (cell, instance) of every dataset cell: the cell descriptors (`DESCRIPTORS`) and the
-        row's columns (`biorab.ral.rows.ROW_SCHEMA`, or only `columns` of them), ``id`` among them."""
+        row's columns (`biorab.ral.specs.rows.ROW_SCHEMA`, or only `columns` of them), ``id`` among them."""
         import pandas as pd
 
         records = []

@@ -37,7 +37,7 @@ class CellRecord:
     #: The whole cell spec, field by field (``dataset.limit``, ``retrieval.filter``, ``sampling.max_tokens``,
     #: ...: `spec_items`), so that the report keys its rows by all of it, never by a few axes.
     spec: tuple[tuple[str, str], ...] = ()
-    order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.evidence_order`)
+    order: str = "retrieved"  # the evidence order of the hits (`biorab.ral.specs.evidence_order`)
     framing: str = "none"  # the query framing of the dataset slice (`biorab.datasets.framing`)
     #: The reliability bins of a cell with label scores (``summary.json``'s ``abstention.reliability``,
     #: `biorab.metrics.selective.reliability`): the sweep report's reliability plot.

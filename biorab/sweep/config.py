@@ -33,8 +33,8 @@ from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TrackingConfig
 from biorab.generation.base import SamplingParams
 from biorab.generation.capabilities import capabilities_of
-from biorab.ral.evidence_order import EvidenceOrder
-from biorab.ral.retrieval_spec import RATED_TESTBEDS, TestbedKind
+from biorab.ral.specs.evidence_order import EvidenceOrder
+from biorab.ral.specs.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection
 from biorab.sweep.reasoning_axes import ReasoningEffort
 
@@ -132,7 +132,8 @@ class MatrixBlock(Params):
     testbeds: tuple[TestbedKind, ...] = ("labeled",)
     rates: tuple[float, ...] = ()
     methods: tuple[str, ...] = ("none",)
-    # Evidence orders (`biorab.ral.evidence_order`); a ``misleading_*`` order applies only to the testbeds
+    # Evidence orders (`biorab.ral.specs.evidence_order`); a ``misleading_*`` order applies only to the
+    # testbeds
     # that corrupt labels (counterfactual, negative_awareness) and is skipped on the others.
     orders: tuple[EvidenceOrder, ...] = ("retrieved",)
     seeds: tuple[int, ...] = (0,)

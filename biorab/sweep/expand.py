@@ -18,8 +18,8 @@ from biorab.common.config_loading import validate_mapping
 from biorab.common.errors import ConfigError
 from biorab.experiment import DatasetSpec, ExperimentConfig
 from biorab.generation.base import SamplingParams, stable_digest
-from biorab.ral.evidence_order import MISLEADING_ORDERS
-from biorab.ral.retrieval_spec import RATED_TESTBEDS, RetrievalSpec
+from biorab.ral.specs.evidence_order import MISLEADING_ORDERS
+from biorab.ral.specs.retrieval_spec import RATED_TESTBEDS, RetrievalSpec
 from biorab.sweep.config import MatrixBlock, RetrieverProfile, SweepConfig
 from biorab.sweep.reasoning_axes import ReasoningSetting, with_reasoning
 

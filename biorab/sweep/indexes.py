@@ -85,7 +85,7 @@ def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | Non
                   every_s: float = HEARTBEAT_S) -> IndexStats:
     """Build (or load) each index of `jobs` once, saying which, how long, and the rate and ETA of all; a
     line every `every_s` while one builds."""
-    from biorab.ral.retriever import build_testbed_retriever
+    from biorab.ral.parts.retriever import build_testbed_retriever
     from biorab.retrieval.selection import Selection
 
     say = echo or (lambda _m: None)

@@ -20,8 +20,8 @@ from biorab.caches import HitStore
 from biorab.common.records import Example, Hit, Prompt
 from biorab.experiment import Cell
 from biorab.generation.base import stable_digest
-from biorab.ral.evidence_order import HitOrder
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.specs.evidence_order import HitOrder
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
 from biorab.sweep.keys import hits_keys
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class PromptPlanner:
         retrieved order; ``None``: shown as retrieved)."""
         if cell.retrieval.order == "retrieved":
             return None
-        from biorab.ral.assembly import assemble
+        from biorab.ral.parts.assembly import assemble
 
         cfg = cell.config
         return assemble(dataset=cell.dataset.name, retrieval=cell.retrieval, seed=cfg.seed,

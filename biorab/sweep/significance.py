@@ -86,7 +86,7 @@ def _aligned(base: CellRecord, cell: CellRecord) -> tuple[list[str], list[Predic
     """Golds and both prediction lists on the instances both cells have (the same slice, in order)."""
     import pyarrow.parquet as pq
 
-    from biorab.ral.rows import row_prediction
+    from biorab.ral.specs.rows import row_prediction
 
     rows_a = {r["id"]: r for r in pq.read_table(base.predictions).to_pylist()}
     rows_b = pq.read_table(cell.predictions).to_pylist()

@@ -128,8 +128,8 @@ def _parse_status(row: dict[str, Any]) -> str:
 def write_ledger(config: ExperimentConfig, plan: CellPlan, out_dir: Path) -> Path | None:
     """The corruption ledger of the cell's corpus (which items were corrupted, and how), as JSONL; ``None``
     for cells without retrieval. The corpus the run's retriever indexed in this process (built once per
-    process, `biorab.ral.testbeds.testbed_corpus`), or rebuilt: corpora are deterministic."""
-    from biorab.ral.testbeds import testbed_corpus
+    process, `biorab.ral.parts.testbeds.testbed_corpus`), or rebuilt: corpora are deterministic."""
+    from biorab.ral.parts.testbeds import testbed_corpus
 
     if not plan.retrieves:
         return None

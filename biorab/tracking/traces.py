@@ -127,7 +127,7 @@ def assessments(row: dict[str, Any]) -> list[Any]:
 
 def log_served_trace(tracing: Any, experiment_id: str, *, name: str, model: str, row: dict[str, Any],
                      tags: dict[str, str]) -> str:
-    """Write one served answer (`row`: a run row's columns, `biorab.ral.rows`) as a trace with the same
+    """Write one served answer (`row`: a run row's columns, `biorab.ral.specs.rows`) as a trace with the same
     spans as a run's (root, RETRIEVER, LLM, PARSER), named `name` (the served RAL), with `tags`; no run is
     linked. Returns its trace id."""
     info, spans = _trace(experiment_id, None, f"serve/{name}", name, model, row)

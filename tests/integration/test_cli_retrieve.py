@@ -162,7 +162,7 @@ def test_retrieve_builds_its_corpus_once(data_dir: Path, monkeypatch: pytest.Mon
     through the core's per-process memo, for the hits and for ``--eval``."""
     import biorab.corpora
     from biorab.cli.retrieve import retrieve
-    from biorab.ral.testbeds import forget_testbeds
+    from biorab.ral.parts.testbeds import forget_testbeds
 
     real, built = biorab.corpora.build_corpus, []
     monkeypatch.setattr(biorab.corpora, "build_corpus", lambda *a, **kw: built.append(a) or real(*a, **kw))

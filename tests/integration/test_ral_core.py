@@ -101,7 +101,7 @@ def test_cached_generator_reads_back_what_it_stored(tmp_path: Path, cached: bool
 def test_a_run_assembles_each_cell_once(tmp_path: Path, data_dir: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's stages build their parts from one `assemble` call per cell, not one per stage or batch."""
-    import biorab.ral.assembly as assembly
+    import biorab.ral.parts.assembly as assembly
 
     calls: list[tuple[str, str]] = []
     real = assembly.assemble

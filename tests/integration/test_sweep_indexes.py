@@ -44,7 +44,7 @@ def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch
 def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    import biorab.ral.retriever as retriever
+    import biorab.ral.parts.retriever as retriever
     from biorab.sweep.indexes import IndexJob
 
     class Built:

@@ -26,7 +26,7 @@ import yaml
 from biorab.experiment import ExperimentConfig
 from biorab.explorer.attribution_file import ATTRIBUTION_FILE
 from biorab.explorer.attribution_file import COLUMNS as ATTRIBUTION_COLUMNS
-from biorab.ral.rows import COLUMNS, ROW_SCHEMA
+from biorab.ral.specs.rows import COLUMNS, ROW_SCHEMA
 
 LABELS = ("0", "1")
 PARSE_FAIL, GEN_FAIL = 0.03, 0.005

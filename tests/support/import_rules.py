@@ -5,7 +5,7 @@ layer and the layers below it, and never imports an outer layer anywhere except 
 CLI commands (``biorab/cli``): the edge that chooses the executor.
 
 Every import is resolved to the module it names before a rule looks at it: a relative import
-(``from ..learn import x`` in ``biorab/ral/core.py`` is ``biorab.learn.x``) and a package import (``from
+(``from ..learn import x`` in ``biorab/ral/parts/core.py`` is ``biorab.learn.x``) and a package import (``from
 biorab import learn`` is ``biorab.learn``) count like the absolute import they stand for.
 
 The heavy stack (`HEAVY_STACK`) keeps out of the module top of the library, so ``import biorab`` and every
@@ -82,7 +82,8 @@ class Violation:
 
 
 def module_name(path: str) -> str:
-    """``biorab/ral/core.py`` -> ``biorab.ral.core``; ``biorab/ral/__init__.py`` -> ``biorab.ral``."""
+    """``biorab/ral/parts/core.py`` -> ``biorab.ral.parts.core``; ``biorab/ral/__init__.py`` ->
+    ``biorab.ral``."""
     parts = Path(path).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -267,7 +268,8 @@ def repo_packages(repo: Path) -> set[str]:
 
 def package_of(module: str, packages: set[str] | frozenset[str]) -> str:
     """The package a module belongs to: a package is its own; a module in a subpackage belongs to it
-    (``biorab.ral.core`` -> ``biorab.ral``); a module directly in a layer's folder (``biorab.common.records``,
+    (``biorab.ral.parts.core`` -> ``biorab.ral``); a module directly in a layer's folder
+    (``biorab.common.records``,
     ``serve.app``) is a unit of its own, since a layer is no package with one job."""
     if module in packages:
         return module

@@ -8,7 +8,7 @@ from pathlib import Path
 from biorab.caches import ContentStore, GenerationStore, HitStore, generation_key, hits_key
 from biorab.common.records import Example, Generation, Hit, OutputConstraint, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.ral.rows import example_row
+from biorab.ral.specs.rows import example_row
 from biorab.runner.store.shards import done_ids, latest_rows, read_all_rows, shard_files, write_shards
 from biorab.tracking.flatten import flatten
 

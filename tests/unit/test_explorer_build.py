@@ -26,7 +26,7 @@ from biorab.explorer.entries import (
     PROBE_UNPARSED,
     VERDICT_SHIFT,
 )
-from biorab.ral.rows import example_row
+from biorab.ral.specs.rows import example_row
 from biorab.runner.store.shards import write_shards
 
 NONE, CF, QA = "ade_corpus_v2-test__none__aa", "ade_corpus_v2-test__cf__bb", "medmcqa-test__none__cc"
@@ -191,7 +191,7 @@ def test_cli_prints_the_page(tmp_path: Path) -> None:
 def test_the_scored_predictions_win_over_the_shards(tmp_path: Path) -> None:
     """A cell's rows are those the run scored (its predictions file, found by name under the run folder
     even when summary.json names another place); the shards may hold rows of an older slice."""
-    from biorab.ral.rows import to_table
+    from biorab.ral.specs.rows import to_table
 
     run = _run(tmp_path, attribution=None)
     summary = json.loads((run / "summary.json").read_text())

@@ -1,5 +1,5 @@
 """Nothing under ``pipelines/`` imports ``biorab.runner`` (issue 34): the Ray layer wraps the core's
-pipeline (`biorab.ral.pipeline`) and takes what only the runner owns (writing rows, their prefix order)
+pipeline (`biorab.ral.specs.pipeline`) and takes what only the runner owns (writing rows, their prefix order)
 from the request (`biorab.execution.ExecutionRequest`), never from the runner's modules.
 
 Kept apart from `tests/support/import_rules.py` on purpose (its own small check, any import anywhere in a

@@ -93,7 +93,7 @@ def test_replay_sends_the_scored_rows_only(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
     import yaml
 
-    from biorab.ral.rows import to_table
+    from biorab.ral.specs.rows import to_table
     from biorab.replay import replay, report
 
     run_dir = tmp_path / "run"

@@ -18,7 +18,7 @@ from typing import Any
 
 from biorab.common.cell_records import CellResult, CellSlice
 from biorab.drugmech.experiment.spec import DrugMechSpec, drugmech_info
-from biorab.ral.rows import row_error, to_table
+from biorab.ral.specs.rows import row_error, to_table
 from biorab.runner.scoring.cell_metrics import final_rows
 
 _EDIT_TYPES = ("DELETE_LINK", "CHANGE_LINK")

@@ -1,6 +1,6 @@
 """DrugMech cells of a run: one per (query file × world, or × disease mode for factual files, × run).
 
-Their rows are the runner's rows (`biorab.ral.rows.ROW_SCHEMA`) with the prompt already rendered by
+Their rows are the runner's rows (`biorab.ral.specs.rows.ROW_SCHEMA`) with the prompt already rendered by
 `biorab.drugmech.prompts.render.render_prompt` and no retrieval, so they flow through the same generation
 stage, generation store, shards and resume as BioRAB rows. Prompts are rendered for pending rows only, so a
 run with nothing pending loads neither DrugMechDB nor PrimeKG.
@@ -20,7 +20,7 @@ from biorab.common.records import Example
 from biorab.drugmech.experiment.spec import DRUGMECH_TASK, DrugMechCellInfo, DrugMechSpec, drugmech_info
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
-from biorab.ral.rows import example_row
+from biorab.ral.specs.rows import example_row
 from biorab.runner.store.shards import done_ids
 
 

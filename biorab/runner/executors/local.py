@@ -1,4 +1,4 @@
-"""The in-process executor: the run's pipeline (`biorab.ral.pipeline`), called one batch at a time
+"""The in-process executor: the run's pipeline (`biorab.ral.specs.pipeline`), called one batch at a time
 without Ray.
 
 Used by tests, Serve and ``biorab run --no-ray`` (as `LocalExecutor`); it writes the same shard files as
@@ -11,7 +11,7 @@ from typing import Any
 
 from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.generation.prepare import prepare_for_backend
-from biorab.ral.generator import CachedGenerator
+from biorab.ral.parts.generator import CachedGenerator
 
 
 def run_local(request: ExecutionRequest, *, backend: Any = None,

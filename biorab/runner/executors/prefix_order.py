@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biorab.common.cell_records import CellPlan
-from biorab.ral.rows import row_hits
+from biorab.ral.specs.rows import row_hits
 
 Examples = tuple[tuple[str, str], ...]
 

@@ -12,7 +12,7 @@ from biorab.common.cell_records import CellPlan, CellResult
 from biorab.common.errors import BioRABError
 from biorab.common.labels import LABELS
 from biorab.common.records import Example
-from biorab.ral.rows import row_error, row_hits, row_prediction, to_table
+from biorab.ral.specs.rows import row_error, row_hits, row_prediction, to_table
 from biorab.runner.store.instance_key import current_row, example_key, instance_key
 from biorab.runner.store.shards import latest_rows, read_all_rows
 

@@ -34,7 +34,7 @@ def _add_sampling_bias(result: CellResult, config: ExperimentConfig) -> None:
     from biorab.common.labels import LABELS
     from biorab.datasets.resample import positive_label
     from biorab.metrics.sampling_bias import binary_ranking
-    from biorab.ral.rows import row_prediction
+    from biorab.ral.specs.rows import row_prediction
 
     spec = _resample(config, result.plan.cell_id)
     dataset, _ = result.plan.dataset_setting()

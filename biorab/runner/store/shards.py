@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from biorab.common.errors import DataError
 from biorab.generation.base import stable_digest
-from biorab.ral.rows import ROW_SCHEMA, from_table, row_error, stamp, to_table
+from biorab.ral.specs.rows import ROW_SCHEMA, from_table, row_error, stamp, to_table
 
 SHARD_GLOB = "part-*.parquet"
 

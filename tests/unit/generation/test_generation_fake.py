@@ -73,7 +73,7 @@ def test_choice_mode_batch_invariant() -> None:
 def test_batch_size_is_recorded_and_not_in_the_cache_key() -> None:
     from biorab.caches import generation_key
     from biorab.common.records import Generation
-    from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
+    from biorab.ral.specs.rows import ROW_SCHEMA, row_generation, set_generation
 
     prompts = _prompts(3)
     backend = build_backend("fake", {"mode": "choice"})

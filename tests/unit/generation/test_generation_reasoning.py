@@ -14,7 +14,7 @@ from biorab.drugmech.scoring.correctness import score_answer
 from biorab.generation import SamplingParams, build_backend
 from biorab.generation.hf.params import TransformersParams
 from biorab.generation.reasoning import ThinkingParams, apply_split, split_reasoning
-from biorab.ral.rows import ROW_SCHEMA, row_generation, set_generation
+from biorab.ral.specs.rows import ROW_SCHEMA, row_generation, set_generation
 
 WHY = "A long explanation of the mechanism that is more than long enough to pass the length checks. " * 2
 

@@ -80,7 +80,7 @@ def test_a_training_set_reads_the_core_spec_and_builds_its_corpus_once(
         data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import biorab.corpora
     from biorab.ral import RetrievalSpec
-    from biorab.ral.testbeds import forget_testbeds
+    from biorab.ral.parts.testbeds import forget_testbeds
 
     src = source(data_dir, testbed="counterfactual", rate=0.5, retriever_params={"k1": 1.2})
     assert src.retrieval == RetrievalSpec(testbed="counterfactual", rate=0.5, retriever="bm25",

@@ -10,7 +10,7 @@ import yaml
 
 from biorab.common.errors import ConfigError
 from biorab.common.records import Hit
-from biorab.ral.retriever import CachedRetriever, Selection
+from biorab.ral.parts.retriever import CachedRetriever, Selection
 from training.config import load_tune_config, trial_params
 
 JOBS = Path(__file__).resolve().parents[3] / "jobs"

@@ -17,7 +17,7 @@ from biorab.common.errors import ConfigError
 from biorab.common.records import Example, OutputConstraint, Prompt
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
-from biorab.ral.rows import example_row, from_table, set_prompt
+from biorab.ral.specs.rows import example_row, from_table, set_prompt
 from biorab.runner.checks.validate import load_experiment
 from pipelines.vllm_processor import (
     make_postprocess,

@@ -16,7 +16,7 @@ from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
 from biorab.methods.store import read_transformed
 from biorab.ral import IndexMemo, MethodCorpora, RetrievalSpec, assemble, assemble_cells
-from biorab.ral.testbeds import forget_testbeds
+from biorab.ral.parts.testbeds import forget_testbeds
 
 
 def test_parts_resolve_the_setting_and_build_the_template_on_first_use(data_dir: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_run_assembles_the_cells_it_renders_or_retrieves() -> None:
 
 def test_the_core_owns_the_retrieval_spec() -> None:
     import biorab.experiment
-    from biorab.ral.assembly import RALParts
+    from biorab.ral.parts.assembly import RALParts
 
     assert biorab.experiment.RetrievalSpec is RetrievalSpec
     assert RALParts.__annotations__["retrieval"] == "RetrievalSpec"

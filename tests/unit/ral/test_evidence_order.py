@@ -15,8 +15,8 @@ from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import LedgerEntry
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
-from biorab.ral.evidence_order import HitOrder, misleading_ids, order_hits, target_position
-from biorab.ral.retrieval_spec import RetrievalSpec
+from biorab.ral.specs.evidence_order import HitOrder, misleading_ids, order_hits, target_position
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
 from biorab.tasks import get_template, render
 
 # Five hits as retrieved (rank 0 best); items b and d were relabelled by the ledger ("x" is their wrong

@@ -10,9 +10,9 @@ import pytest
 
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.pipeline import STAGES, Pipeline, segment
-from biorab.ral.row_pipeline import RowPipeline
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.row_stages.row_pipeline import RowPipeline
+from biorab.ral.specs.pipeline import STAGES, Pipeline, segment
 
 
 def tracer(name: str):  # noqa: ANN201

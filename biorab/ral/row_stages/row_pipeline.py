@@ -2,7 +2,7 @@
 
 The recipe travels (to a Ray actor, to the driver's cache-only pass) as plain data; each place that runs
 the pipeline, or a segment of it, builds the stages there with `RowPipeline.build`, in the one order of
-`biorab.ral.pipeline.STAGES`.
+`biorab.ral.specs.pipeline.STAGES`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from biorab.generation.base import SamplingParams
-from biorab.ral.assembly import RALParts
-from biorab.ral.generator import CachedGenerator, run_generator
-from biorab.ral.pipeline import STAGES, Pipeline, segment
-from biorab.ral.probe_stage import ProbeStage
-from biorab.ral.retrieval_stage import RetrievalStage
-from biorab.ral.stage_plan import StagePlan
-from biorab.ral.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.parts.assembly import RALParts
+from biorab.ral.parts.generator import CachedGenerator, run_generator
+from biorab.ral.row_stages.probe_stage import ProbeStage
+from biorab.ral.row_stages.retrieval_stage import RetrievalStage
+from biorab.ral.row_stages.stages import GenerationStage, ParseStage, RenderStage
+from biorab.ral.specs.pipeline import STAGES, Pipeline, segment
+from biorab.ral.specs.stage_plan import StagePlan
 
 Rows = list[dict[str, Any]]
 
@@ -30,7 +30,7 @@ class RowPipeline:
     actor), where `build` makes the stages (and `generator` the model) once.
 
     Attributes:
-        plans: cell id → what the stages read of the cell (`biorab.ral.stage_plan.StagePlan`).
+        plans: cell id → what the stages read of the cell (`biorab.ral.specs.stage_plan.StagePlan`).
         parts: cell id → its assembled RAL parts (`biorab.ral.assemble_cells`).
         hits_store, generations_store: the content-keyed hit and generation caches (SQLite files).
         backend, backend_params: the registered backend and its params (built by `generator`).

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biorab.generation.deferred import CacheOnlyBackend, planned_digest
-from biorab.ral.row_pipeline import RowPipeline
-from biorab.ral.stage_plan import StagePlan
+from biorab.ral.row_stages.row_pipeline import RowPipeline
+from biorab.ral.specs.stage_plan import StagePlan
 
 
 def finish_cached(pipeline: RowPipeline, rows: Sequence[dict[str, Any]], *, retrieved: bool

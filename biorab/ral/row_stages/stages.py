@@ -1,6 +1,7 @@
-"""The render, generate and parse stages: the steps of `biorab.ral.steps` on a batch of rows.
+"""The render, generate and parse stages: the steps of `biorab.ral.parts.steps` on a batch of rows.
 
-`biorab.ral.row_pipeline.RowPipeline.build` puts them, in the one stage order, into the pipeline that every
+`biorab.ral.row_stages.row_pipeline.RowPipeline.build` puts them, in the one stage order, into the pipeline
+that every
 executor runs (in-process, or in segments on the Ray actors, `pipelines/stages.py`), so an in-process run
 and a distributed run cannot disagree; `RAL.answer` calls the same steps for one request.
 """
@@ -11,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from biorab.generation.base import SamplingParams
-from biorab.ral.assembly import RALParts
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.rows import (
+from biorab.ral.parts.assembly import RALParts
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.parts.steps import generate, parse_generation, render_prompt
+from biorab.ral.specs.rows import (
     row_example,
     row_generation,
     row_hits,
@@ -22,13 +24,12 @@ from biorab.ral.rows import (
     set_prediction,
     set_prompt,
 )
-from biorab.ral.stage_plan import StagePlan
-from biorab.ral.steps import generate, parse_generation, render_prompt
+from biorab.ral.specs.stage_plan import StagePlan
 
 
 class RenderStage:
     """Fills ``prompt``, ``stop`` and ``constraint`` with `biorab.tasks.render`, each cell's template from its
-    parts (`biorab.ral.assembly.assemble_cells`: built on first use, once per process)."""
+    parts (`biorab.ral.parts.assembly.assemble_cells`: built on first use, once per process)."""
 
     def __init__(self, plans: Mapping[str, StagePlan], parts: Mapping[str, RALParts]) -> None:
         self.plans = dict(plans)

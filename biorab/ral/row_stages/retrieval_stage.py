@@ -1,7 +1,8 @@
-"""The retrieval stage: each instance's query → its hits (`biorab.ral.steps.retrieve`), through the
+"""The retrieval stage: each instance's query → its hits (`biorab.ral.parts.steps.retrieve`), through the
 content-keyed hit store.
 
-`RetrievalStage` builds each cell's retriever from its parts (`biorab.ral.assembly.assemble_cells`) on the
+`RetrievalStage` builds each cell's retriever from its parts (`biorab.ral.parts.assembly.assemble_cells`) on
+the
 first row of that cell, sharing one corpus and index between cells that index the same, and is used
 unchanged by the in-process executor and, as a Ray Data actor, by the pipeline.
 """
@@ -14,11 +15,11 @@ from typing import Any
 
 from biorab.caches import HitStore
 from biorab.common.errors import BioRABError
-from biorab.ral.assembly import IndexMemo, RALParts
-from biorab.ral.retriever import CachedRetriever
-from biorab.ral.rows import hits_json
-from biorab.ral.stage_plan import StagePlan
-from biorab.ral.steps import retrieve
+from biorab.ral.parts.assembly import IndexMemo, RALParts
+from biorab.ral.parts.retriever import CachedRetriever
+from biorab.ral.parts.steps import retrieve
+from biorab.ral.specs.rows import hits_json
+from biorab.ral.specs.stage_plan import StagePlan
 
 
 class RetrievalStage:

@@ -5,7 +5,7 @@ and `search_selected`, which applies them); the RAL core only asks for "the hits
 cache keys are (retriever fingerprint, corpus digest, query, the selection's fields), unchanged from the
 runner's earlier keys, so existing caches stay valid. An optional hit filter (e.g. the trained awareness
 encoder, `biorab.learn.hit_filter`) drops or re-ranks the selected hits; its fingerprint enters the key only
-when a filter is set. An evidence order (`biorab.ral.evidence_order`) is applied to the hits after the
+when a filter is set. An evidence order (`biorab.ral.specs.evidence_order`) is applied to the hits after the
 cache, so the cache holds (and a plan predicts) the same hits whatever the order.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 from biorab.caches import HitStore, hits_key
 from biorab.common.records import Hit
 from biorab.generation.base import stable_digest
-from biorab.ral.answer import RetrievedHits
-from biorab.ral.evidence_order import HitOrder
-from biorab.ral.plugins import HitFilter
+from biorab.ral.parts.plugins import HitFilter
+from biorab.ral.specs.answer import RetrievedHits
+from biorab.ral.specs.evidence_order import HitOrder
 from biorab.retrieval.selection import Selection, search_selected
 
 
@@ -100,8 +100,8 @@ def build_testbed_retriever(
     `transform` (corpus, ledger) -> corpus replaces the testbed corpus before indexing (the paper's
     methods, `biorab.methods.StoredTransform`); the transformed corpus's digest then keys the index and the
     hits. Indexes are persisted by (retriever, corpus content), so a second call loads instead of
-    rebuilding; the testbed corpus is built once per process (`biorab.ral.testbeds.testbed_corpus`)."""
-    from biorab.ral.testbeds import testbed_corpus
+    rebuilding; the testbed corpus is built once per process (`biorab.ral.parts.testbeds.testbed_corpus`)."""
+    from biorab.ral.parts.testbeds import testbed_corpus
     from biorab.retrieval import build_retriever
 
     corpus, ledger = testbed_corpus(testbed, dataset, rate=rate, seed=seed, data_dir=data_dir, pool=pool)

@@ -3,8 +3,10 @@
     retrieve ─▶ render ─▶ generate ─▶ probe ─▶ parse
 
 `STAGES` is the only place this order is written. Every way of answering runs a `Pipeline`: `RAL.answer`
-(one request, on records), and on rows, built by `biorab.ral.row_pipeline.RowPipeline`, the in-process
-executor (`biorab.runner.executors.local`), the driver's cache-only pass (`biorab.ral.cached_rows`) and
+(one request, on records), and on rows, built by `biorab.ral.row_stages.row_pipeline.RowPipeline`, the
+in-process
+executor (`biorab.runner.executors.local`), the driver's cache-only pass
+(`biorab.ral.row_stages.cached_rows`) and
 the Ray executor (`pipelines/`), which places segments of the same pipeline on its actors (the retrieval
 segment in the retrieval actor pool, the answer segment in the LLM actor pool) and never composes stages
 itself. The awareness probe reads the instance and its retrieved example only, never the task output, so

@@ -2,8 +2,9 @@
 
     example ─▶ retrieve (optional) ─▶ render ─▶ generate ─▶ awareness probe (optional) ─▶ parse ─▶ Answer
 
-`RAL.answer` runs a `biorab.ral.pipeline.Pipeline` of the steps of `biorab.ral.steps` on records, in the
-pipeline's one stage order, as the batch stages on rows do (`biorab.ral.pipeline.RowPipeline`), so an
+`RAL.answer` runs a `biorab.ral.specs.pipeline.Pipeline` of the steps of `biorab.ral.parts.steps` on records,
+in the
+pipeline's one stage order, as the batch stages on rows do (`biorab.ral.specs.pipeline.RowPipeline`), so an
 answer served, an answer evaluated and a training prompt cannot disagree. Caching is a property of the
 `CachedRetriever` and `CachedGenerator` it is given, not of the core.
 """
@@ -16,11 +17,11 @@ from dataclasses import dataclass
 
 from biorab.common.records import Example, Generation, Hit, Prediction, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.ral import steps
-from biorab.ral.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.pipeline import Pipeline
-from biorab.ral.retriever import CachedRetriever
+from biorab.ral.parts import steps
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.parts.retriever import CachedRetriever
+from biorab.ral.specs.answer import Answer, GenerationResult, ProbeResult, RetrievedHits
+from biorab.ral.specs.pipeline import Pipeline
 from biorab.tasks.template import Template
 
 

@@ -1,11 +1,11 @@
 """`MethodCorpora`: what the assembly runs a retrieval entry's corpus method with (Detect-and-Correct, LLM
-labeling), so that a run and Serve prepare a method corpus in one place, `biorab.ral.assembly.assemble`.
+labeling), so that a run and Serve prepare a method corpus in one place, `biorab.ral.parts.assembly.assemble`.
 
 A method rewrites the testbed corpus with an LLM before it is indexed. The transformed corpus is stored under
 ``<cache root>/methods/<key>`` (the key: source corpus digest, method, prompt version, the declared backend
 and sampling blocks; `biorab.methods.apply.method_folder`) and read back by every later process, so the LLM
 runs once per corpus, ever; within a process each setting is prepared once (`MethodCorpora.folder`). The
-transform itself is the plug-in's (`biorab.ral.plugins.corpus_method_of`).
+transform itself is the plug-in's (`biorab.ral.parts.plugins.corpus_method_of`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from biorab.generation.base import SamplingParams
-from biorab.ral.plugins import corpus_method_of
+from biorab.ral.parts.plugins import corpus_method_of
 
 if TYPE_CHECKING:
-    from biorab.ral.assembly import RALParts
+    from biorab.ral.parts.assembly import RALParts
 
 
 class DeclaredBackend(Protocol):

@@ -16,7 +16,7 @@ from biorab.common.errors import BackendError
 from biorab.common.records import Generation, Prompt
 from biorab.generation.base import SamplingParams
 from biorab.generation.deferred import run_backend
-from biorab.ral.answer import GenerationResult
+from biorab.ral.specs.answer import GenerationResult
 
 
 class CachedGenerator:

@@ -1,4 +1,4 @@
-"""`RetrievalSpec`: one retrieval setting, the RAL core's typed input (`biorab.ral.assembly.assemble`).
+"""`RetrievalSpec`: one retrieval setting, the RAL core's typed input (`biorab.ral.parts.assembly.assemble`).
 
 A run config's ``retrieval:`` entry, a Serve config's ``retrieval:`` block, a training source's retrieval
 fields (`biorab.learn.config.TrainingSource.retrieval`) and `biorab retrieve`'s flags are each one of these;
@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from biorab.common.config_sections import Section
 from biorab.common.params import Params
-from biorab.ral.evidence_order import MISLEADING_ORDERS, EvidenceOrder
+from biorab.ral.specs.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
 TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
@@ -67,7 +67,7 @@ class RetrievalSpec(Selection, _HitSource):
             threshold: d}``).
         method: transform the testbed corpus before indexing (docs/methods.md): ``detect_correct``
             (labeled / counterfactual testbeds) or ``llm_label`` (the unlabeled testbed); ``none`` keeps it.
-        order: the order the selected hits are shown in (`biorab.ral.evidence_order`): ``retrieved``
+        order: the order the selected hits are shown in (`biorab.ral.specs.evidence_order`): ``retrieved``
             (default), ``reverse``, ``shuffle`` (seeded per query) or ``misleading_first`` / ``_middle`` /
             ``_last`` (the best-ranked hit the testbed's ledger corrupted moved there; counterfactual and
             negative-awareness testbeds only).

@@ -23,8 +23,8 @@ from biorab.common.records import Hit
 from biorab.common.registry import CORPUS_METHODS, HIT_FILTERS
 
 if TYPE_CHECKING:
-    from biorab.ral.assembly import RALParts
-    from biorab.ral.method_corpora import MethodCorpora
+    from biorab.ral.parts.assembly import RALParts
+    from biorab.ral.parts.method_corpora import MethodCorpora
 
 
 class HitFilter(Protocol):

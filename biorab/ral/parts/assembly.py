@@ -11,7 +11,7 @@ answer, an evaluated answer and a training prompt are made of the same parts:
 - training (`biorab.learn.instruction_set`) and `biorab retrieve`: the template, the testbed corpus and the
   retriever.
 
-The input is typed: a `biorab.ral.retrieval_spec.RetrievalSpec` (a run's retrieval entry, Serve's block,
+The input is typed: a `biorab.ral.specs.retrieval_spec.RetrievalSpec` (a run's retrieval entry, Serve's block,
 a training source's fields, `biorab retrieve`'s flags). An entry with a corpus method gets its transformed
 corpus here, from the caller's `MethodCorpora` (`assemble(..., methods=)`), prepared once per setting and
 stored; its retriever then indexes the stored corpus. Without `methods` (and no `corpus_dir`), the RAL
@@ -21,9 +21,9 @@ transforms the corpus live with its own generator.
 `assemble` prepares), so the driver can assemble every cell and ship the parts to the processes that build
 them. The retriever (the testbed corpus through the entry's corpus method, its index, selection, hit filter
 and hit cache) takes the resources of the process that builds it (its hit store, a memo of the indexes it
-already holds); the testbed corpus is built once per process (`biorab.ral.testbeds.testbed_corpus`).
+already holds); the testbed corpus is built once per process (`biorab.ral.parts.testbeds.testbed_corpus`).
 
-Hit filters and corpus methods are plug-ins (`biorab.ral.plugins`): the assembly names them, the
+Hit filters and corpus methods are plug-ins (`biorab.ral.parts.plugins`): the assembly names them, the
 plug-in packages build them.
 """
 
@@ -39,15 +39,15 @@ from biorab.caches import GenerationStore, HitStore, default_store_paths
 from biorab.common.labels import dataset_labels
 from biorab.corpora.corpus import Corpus, Ledger
 from biorab.generation.base import SamplingParams
-from biorab.ral.core import RAL
-from biorab.ral.evidence_order import MISLEADING_ORDERS, HitOrder, misleading_ids
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.method_corpora import MethodCorpora
-from biorab.ral.plugins import CorpusHook, corpus_hook_of, hit_filter_of
-from biorab.ral.retrieval_spec import RetrievalSpec
-from biorab.ral.retriever import CachedRetriever, build_testbed_retriever
-from biorab.ral.stage_plan import StagePlan
-from biorab.ral.testbeds import testbed_corpus
+from biorab.ral.parts.core import RAL
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.parts.method_corpora import MethodCorpora
+from biorab.ral.parts.plugins import CorpusHook, corpus_hook_of, hit_filter_of
+from biorab.ral.parts.retriever import CachedRetriever, build_testbed_retriever
+from biorab.ral.parts.testbeds import testbed_corpus
+from biorab.ral.specs.evidence_order import MISLEADING_ORDERS, HitOrder, misleading_ids
+from biorab.ral.specs.retrieval_spec import RetrievalSpec
+from biorab.ral.specs.stage_plan import StagePlan
 from biorab.retrieval.selection import Selection
 from biorab.tasks.template import Template
 
@@ -113,7 +113,7 @@ class RALParts:
 
     def testbed(self, pool: list[str] | None = None) -> tuple[Corpus, Ledger]:
         """The entry's testbed corpus and its ledger, before any corpus method (built once per process:
-        `biorab.ral.testbeds.testbed_corpus`; `pool`: the diverse testbed's datasets, ``None``: all)."""
+        `biorab.ral.parts.testbeds.testbed_corpus`; `pool`: the diverse testbed's datasets, ``None``: all)."""
         r = self.retrieval
         return testbed_corpus(r.testbed, self.dataset, rate=r.rate, seed=self.seed, data_dir=self.data_dir,
                               pool=pool)

@@ -1,7 +1,8 @@
 """The negative-awareness probe stage (paper Testbed 4): is the retrieved example negative, says the model?
 
 For every row of a cell whose retrieval setting `probes` (see `RetrievalSpec.awareness_probe`), the stage
-asks the RAL core's probe (`biorab.ral.steps.ask_probes`) with the run's loaded model, generation store and
+asks the RAL core's probe (`biorab.ral.parts.steps.ask_probes`) with the run's loaded model, generation store
+and
 cache keys (``max_tokens`` = `AWARENESS_MAX_TOKENS`) and the run's parser mode. The probe reads the
 instance and its retrieved example only, never the task output, so it may run before or after the task's
 parse stage; the row is written once, with the task and the probe columns filled.
@@ -12,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from biorab.ral.probe import probe_sampling
-from biorab.ral.rows import row_example, row_hits, set_probe
-from biorab.ral.stage_plan import StagePlan
-from biorab.ral.stages import GenerationStage
-from biorab.ral.steps import ask_probes
+from biorab.ral.parts.steps import ask_probes
+from biorab.ral.row_stages.stages import GenerationStage
+from biorab.ral.specs.probe import probe_sampling
+from biorab.ral.specs.rows import row_example, row_hits, set_probe
+from biorab.ral.specs.stage_plan import StagePlan
 
 
 class ProbeStage:

@@ -2,7 +2,8 @@
 
     queries ─▶ retrieve ─▶ render ─▶ generate ─▶ probe (optional) ─▶ parse ─▶ predictions
 
-`RAL.answer` (one call: Serve's ingress, `bench/`) and the batch stages on rows (`biorab.ral.stages`,
+`RAL.answer` (one call: Serve's ingress, `bench/`) and the batch stages on rows
+(`biorab.ral.row_stages.stages`,
 `retrieval_stage`, `probe_stage`: the in-process executor calls them, the Ray layer wraps them) are both
 made of these functions and nothing else, so a served answer and a run's row cannot be computed by two
 pieces of code. Caching is the `CachedRetriever`'s and the `CachedGenerator`'s, not a step's.
@@ -16,10 +17,10 @@ from typing import Any
 
 from biorab.common.records import Example, Generation, Hit, Prediction, Prompt
 from biorab.generation.base import SamplingParams
-from biorab.ral.answer import GenerationResult, ProbeResult, RetrievedHits
-from biorab.ral.generator import CachedGenerator
-from biorab.ral.probe import parse_judgement, probe_prompt, probe_sampling
-from biorab.ral.retriever import CachedRetriever
+from biorab.ral.parts.generator import CachedGenerator
+from biorab.ral.parts.retriever import CachedRetriever
+from biorab.ral.specs.answer import GenerationResult, ProbeResult, RetrievedHits
+from biorab.ral.specs.probe import parse_judgement, probe_prompt, probe_sampling
 
 #: What a query gets without a retriever (zero-shot).
 NO_HITS = RetrievedHits(())
