@@ -16,7 +16,7 @@ def test_a_source_without_its_section_lists_no_cells() -> None:
     cfg = ExperimentConfig.model_validate({"name": "x", "datasets": [{"name": "ade", "limit": 2}],
                                            "backend": {"name": "fake"}})
     biorab, drugmech = experiment_sources()
-    (cell,) = biorab.common.cell_records(cfg, load_data=False)
+    (cell,) = biorab.cells(cfg, load_data=False)
     assert cell == CellListing(cfg.cells()[0].cell_id, 2) and cell.cell_id.startswith("ade-test__none__")
     assert drugmech.cells(cfg, load_data=False) == []
 
