@@ -170,7 +170,9 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
 
 
 #: how a worker's traceback text names a BioRAB error: ``biorab.common.errors.BackendFatalError: message``
-_ERROR_LINE = re.compile(r"^\s*biorab\.errors\.(\w+): (.+)$")
+#: (Python prints the class's module path, so the pattern is built from it: a move of the errors module
+#: keeps it right)
+_ERROR_LINE = re.compile(rf"^\s*{re.escape(BackendFatalError.__module__)}\.(\w+): (.+)$")
 
 
 def backend_fatal_cause(error: BaseException) -> BackendFatalError | None:
@@ -187,8 +189,8 @@ def wrapped_cause(error: BaseException, kind: type[E]) -> E | None:
     pickling to the driver (measured on Ray 2.60: ``cause.__cause__`` is None). What survives is the
     worker's formatted traceback in the error's text, so the error is rebuilt from its last
     ``biorab.common.errors.<Name>: …`` line naming a subclass of `kind` (the messages are one line,
-    `openai_client._fatal_message`). An original found in the chain (a plain Ray task or actor call keeps it
-    as ``cause``) is used first."""
+    `biorab.generation.openai.client._fatal_message`). An original found in the chain (a plain Ray task or
+    actor call keeps it as ``cause``) is used first."""
     from ray.exceptions import RayError
 
     import biorab.common.errors as errors
