@@ -5,8 +5,8 @@ layer and the layers below it, and never imports an outer layer anywhere except 
 CLI commands (``biorab/cli``): the edge that chooses the executor.
 
 Every import is resolved to the module it names before a rule looks at it: a relative import
-(``from ..learn import x`` in ``biorab/ral/parts/core.py`` is ``biorab.learn.x``) and a package import (``from
-biorab import learn`` is ``biorab.learn``) count like the absolute import they stand for.
+(``from ...learn import x`` in ``biorab/ral/parts/core.py`` is ``biorab.learn.x``) and a package import
+(``from biorab import learn`` is ``biorab.learn``) count like the absolute import they stand for.
 
 The heavy stack (`HEAVY_STACK`) keeps out of the module top of the library, so ``import biorab`` and every
 library package stay light: ``biorab`` imports ``ray`` and ``mlflow`` only inside functions, and torch,
