@@ -2,7 +2,8 @@
 
 A cell whose dataset slice sets ``framing:`` (`biorab.datasets.framing`) is paired with its *framing twin*:
 the cell of the same run with the same dataset, split, sampling seed, source, parser and retrieval setting
-whose queries are as written (``framing: none``). Per instance (paired by id; answers compared as the
+whose queries are as written (``framing: none``; in a sweep, failing one in its own run, such a cell of
+another run of the same model: `biorab.sweep.twins`). Per instance (paired by id; answers compared as the
 task's answer items, as `biorab.attribution.order` does):
 
 - ``framing_flip_rate``: answers that differ from the twin's;
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.attribution.order import answer_items, twin_flips
+from biorab.attribution.order import TwinFlips, answer_items, twin_flips
 from biorab.common.cell_records import CellPlan, CellResult
 
 FRAMING_FLIP_RATE = "framing_flip_rate"
@@ -70,23 +71,29 @@ def follows(task: str, row: dict[str, Any], suggested: dict[str, str]) -> bool:
 def add_framing(results: Sequence[CellResult], cells_dir: Path, *, n_boot: int, seed: int) -> None:
     """Set the framing rates (with CIs) and ``extra["framing"]`` on every framed cell of `results` that has
     a framing twin among them."""
+    for pair in twin_flips(results, framing_twin):
+        set_framing(pair, cells_dir, n_boot=n_boot, seed=seed)
+
+
+def set_framing(pair: TwinFlips, cells_dir: Path, *, n_boot: int, seed: int) -> None:
+    """Set the framing rates (with CIs) and ``extra["framing"]`` on the framed cell of `pair`; `cells_dir`
+    is the framed cell's run's (its framing ledger)."""
     from biorab.attribution.rates import rates
 
-    for pair in twin_flips(results, framing_twin):
-        result, flips, own, other = pair.result, pair.flips, pair.rows, pair.twin_rows
-        paired = [True] * len(flips)
-        columns = {FRAMING_FLIP_RATE: (list(flips.values()), paired)}
-        extra = {"framing": result.plan.framing, "twin_cell_id": pair.twin_cell_id, "paired": len(flips),
-                 "flipped": sum(flips.values())}
-        suggested = suggestions(cells_dir / result.plan.cell_id)
-        if suggested:
-            task = result.plan.task
-            twin_rows = {r["id"]: r for r in other}
-            rows = [r for r in own if r["id"] in flips]
-            columns[FRAMING_FOLLOWED_RATE] = ([follows(task, r, suggested) for r in rows], paired)
-            columns[FRAMING_FOLLOWED_RATE_TWIN] = ([follows(task, twin_rows[r["id"]], suggested)
-                                                     for r in rows], paired)
-            extra["followed"] = sum(columns[FRAMING_FOLLOWED_RATE][0])
-        values = rates(columns, n_boot=n_boot, seed=seed)
-        result.metrics.update({k: v.to_json() for k, v in values.items()})
-        result.extra["framing"] = extra
+    result, flips, own, other = pair.result, pair.flips, pair.rows, pair.twin_rows
+    paired = [True] * len(flips)
+    columns = {FRAMING_FLIP_RATE: (list(flips.values()), paired)}
+    extra = {"framing": result.plan.framing, "twin_cell_id": pair.twin_cell_id, "paired": len(flips),
+             "flipped": sum(flips.values())}
+    suggested = suggestions(cells_dir / result.plan.cell_id)
+    if suggested:
+        task = result.plan.task
+        twin_rows = {r["id"]: r for r in other}
+        rows = [r for r in own if r["id"] in flips]
+        columns[FRAMING_FOLLOWED_RATE] = ([follows(task, r, suggested) for r in rows], paired)
+        columns[FRAMING_FOLLOWED_RATE_TWIN] = ([follows(task, twin_rows[r["id"]], suggested)
+                                                 for r in rows], paired)
+        extra["followed"] = sum(columns[FRAMING_FOLLOWED_RATE][0])
+    values = rates(columns, n_boot=n_boot, seed=seed)
+    result.metrics.update({k: v.to_json() for k, v in values.items()})
+    result.extra["framing"] = extra

@@ -3,8 +3,9 @@
 A cell whose retrieval entry sets ``order:`` (`biorab.ral.specs.evidence_order`) is paired with its *order
 twin*:
 the cell of the same run with the same dataset, split, query framing, sampling seed, source, parser and
-retrieval setting but for ``order: retrieved``. Both saw the same hits (the order is applied after the hit
-cache), so an answer that differs is caused by the order alone. Per instance (paired by id):
+retrieval setting but for ``order: retrieved`` (in a sweep, failing one in its own run, such a cell of
+another run of the same model: `biorab.sweep.twins`). Both saw the same hits (the order is applied after
+the hit cache), so an answer that differs is caused by the order alone. Per instance (paired by id):
 
 - ``order_flip``: the two answers differ, compared as the task's normalized answer items
   (`biorab.tasks.TaskType.answer_items`; a parse failure has no items, so a failure against an answer is a
@@ -88,30 +89,47 @@ def twin_flips(results: Sequence[CellResult],
                twin_of: Callable[[CellPlan, Sequence[CellPlan]], CellPlan | None]) -> Iterator[TwinFlips]:
     """Every cell of `results` whose twin (`twin_of`: the order's, the framing's) is among them, with the
     flips against it; a cell that shares no instance with its twin is left out."""
-    import pyarrow.parquet as pq
-
     by_id = {r.plan.cell_id: r for r in results}
-    plans = [r.plan for r in results if r.plan.dataset is not None and r.plan.parses]
+    plans = twin_plans(results)
     for result in results:
         twin = twin_of(result.plan, plans) if result.plan in plans else None
         if twin is None:
             continue
-        own = pq.read_table(result.predictions_path).to_pylist()
-        other = pq.read_table(by_id[twin.cell_id].predictions_path).to_pylist()
-        flips = order_flips(result.plan.task, own, other)
-        if flips:
-            yield TwinFlips(result, twin.cell_id, own, other, flips)
+        pair = paired_flips(result, by_id[twin.cell_id])
+        if pair is not None:
+            yield pair
+
+
+def twin_plans(results: Sequence[CellResult]) -> list[CellPlan]:
+    """The plans of `results` that can have or be an order or framing twin: dataset slices that parse."""
+    return [r.plan for r in results if r.plan.dataset is not None and r.plan.parses]
+
+
+def paired_flips(result: CellResult, twin: CellResult) -> TwinFlips | None:
+    """`result` against its twin `twin` (from its own run or, in a sweep, another: `biorab.sweep.twins`),
+    instance by instance; ``None`` when they share no instance."""
+    import pyarrow.parquet as pq
+
+    own = pq.read_table(result.predictions_path).to_pylist()
+    other = pq.read_table(twin.predictions_path).to_pylist()
+    flips = order_flips(result.plan.task, own, other)
+    return TwinFlips(result, twin.plan.cell_id, own, other, flips) if flips else None
 
 
 def add_order_flips(results: Sequence[CellResult], *, n_boot: int, seed: int) -> None:
     """Set ``order_flip_rate`` (with its CI) and ``extra["order"]`` on every ordered cell of `results` that
     has an order twin among them."""
+    for pair in twin_flips(results, order_twin):
+        set_order_flips(pair, n_boot=n_boot, seed=seed)
+
+
+def set_order_flips(pair: TwinFlips, *, n_boot: int, seed: int) -> None:
+    """Set ``order_flip_rate`` (with its CI) and ``extra["order"]`` on the ordered cell of `pair`."""
     from biorab.attribution.rates import rates
 
-    for pair in twin_flips(results, order_twin):
-        result, flags = pair.result, list(pair.flips.values())
-        value = rates({ORDER_FLIP_RATE: (flags, [True] * len(flags))}, n_boot=n_boot, seed=seed)
-        result.metrics[ORDER_FLIP_RATE] = value[ORDER_FLIP_RATE].to_json()
-        assert result.plan.retrieval is not None
-        result.extra["order"] = {"order": result.plan.retrieval.order, "twin_cell_id": pair.twin_cell_id,
-                                 "paired": len(flags), "flipped": sum(flags)}
+    result, flags = pair.result, list(pair.flips.values())
+    value = rates({ORDER_FLIP_RATE: (flags, [True] * len(flags))}, n_boot=n_boot, seed=seed)
+    result.metrics[ORDER_FLIP_RATE] = value[ORDER_FLIP_RATE].to_json()
+    assert result.plan.retrieval is not None
+    result.extra["order"] = {"order": result.plan.retrieval.order, "twin_cell_id": pair.twin_cell_id,
+                             "paired": len(flags), "flipped": sum(flags)}

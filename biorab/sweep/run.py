@@ -3,7 +3,8 @@
     expand ─▶ check every run (errors before launch) ─▶ open the MLflow parent (RUNNING)
     ─▶ one Ray init ─▶ for each model group: `run_experiment` (resume, caches; each cell's child run
        opens when the cell starts, rows written logged as they come) ─▶ log its scored cells
-    ─▶ cells without a twin in their run: the twin from another run of the model (`biorab.sweep.twins`)
+    ─▶ cells without a twin in their run: the twin from another run of the model (`biorab.sweep.twins`;
+       no-retrieval, order and framing twins), its rates logged on the cell's MLflow child
     ─▶ report (tables, plots) ─▶ parent FINISHED
 
 Each model is loaded once per worker: its cells run in one `run_experiment` (one LLM actor pool) before the
@@ -115,10 +116,16 @@ def run_sweep(
                                shown=progress))
             if progress is not None:
                 progress.end_model()
-        # every run is scored: a cell whose no-retrieval twin is in another run (block) gets its flip now
+        # every run is scored: a cell whose no-retrieval, order or framing twin is in another run (block)
+        # gets its rates now, and its MLflow child (logged when its run finished) gets them too
         from biorab.sweep.twins import attribute_across_runs
 
-        attribute_across_runs(list(zip(runs, out.runs, strict=True)))
+        before = _logged(out) if tracking is not None else {}
+        paired = attribute_across_runs(list(zip(runs, out.runs, strict=True)))
+        if tracking is not None and paired:
+            from biorab.tracking.experiment import log_twin_metrics
+
+            log_twin_metrics(tracking, key, paired, before)
         if tracking is not None:  # the report too: a failure there must not leave the parent RUNNING
             _finish_tracking(sweep, tracking, out)
     except BaseException as e:
@@ -126,6 +133,14 @@ def run_sweep(
             tracking.fail("KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED")
         raise
     return out
+
+
+def _logged(out: SweepResult) -> dict[int, Any]:
+    """What MLflow holds of every cell of the sweep's runs (by ``id`` of its result), before the twins from
+    other runs change their metrics."""
+    from biorab.tracking.experiment import logged
+
+    return {id(cell): logged(cell) for run in out.runs for cell in run.cells}
 
 
 def _build_indexes(runs: list[SweepRun], say: Callable[[str], None]) -> None:

@@ -75,6 +75,28 @@ def log_results(tracking: LiveTracking, key: str, config: ExperimentConfig, resu
                                               run_dir / "cells" / result.plan.cell_id))
 
 
+#: What a cell's MLflow child run shows: its metrics (`cell_metrics`) and CI tags (`ci_tags`).
+Logged = tuple[dict[str, float], dict[str, str]]
+
+
+def logged(result: CellResult) -> Logged:
+    """The metrics and tags `log_results` logs for `result` (a snapshot to compare with later)."""
+    return cell_metrics(result), ci_tags(result)
+
+
+def log_twin_metrics(tracking: LiveTracking, key: str, results: list[CellResult],
+                     before: dict[int, Logged]) -> None:
+    """Log on each cell's existing child run what changed since `before` (by ``id(result)``: what was logged
+    when its run finished): the rates against a twin found in another run of the sweep (flips, excesses,
+    order and framing flip rates) and their CI tags (`biorab.sweep.twins`)."""
+    for result in results:
+        old_metrics, old_tags = before.get(id(result), ({}, {}))
+        metrics, tags = logged(result)
+        tracking.add_to_cell(cell_key(key, result.plan),
+                             {k: v for k, v in metrics.items() if old_metrics.get(k) != v},
+                             {k: v for k, v in tags.items() if old_tags.get(k) != v})
+
+
 def finish_run_tracking(tracking: LiveTracking, config: ExperimentConfig, results: list[CellResult],
                         run_dir: Path, report: Path) -> str:
     log_results(tracking, parent_key("run", config.name, run_dir), config, results, run_dir)

@@ -106,6 +106,9 @@ class LiveTracking:
                     trace_rows: list[dict[str, Any]] | None = None) -> None:
         self._guard(lambda s: s.finish_cell(key, metrics, tags, artifacts, table, trace_rows))
 
+    def add_to_cell(self, key: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
+        self._guard(lambda s: s.add_to_cell(key, metrics, tags))
+
     def finish(self, artifacts: list[tuple[Path, str | None]],
                tables: dict[str, dict[str, list[Any]]] | None = None,
                view: dict[str, Any] | None = None) -> str:

@@ -173,6 +173,20 @@ class TrackingSession:
                 self._log_traces(key, trace_rows)
             self.client.set_terminated(run_id, "FINISHED")
 
+    def add_to_cell(self, key: str, metrics: Mapping[str, float], tags: Mapping[str, str]) -> None:
+        """Log more metrics and tags on the child of `key` as it is (a finished cell stays FINISHED: a sweep
+        adds the rates against a twin from another run, `biorab.sweep.twins`); nothing for a cell whose
+        child was never opened."""
+        from mlflow.entities import Metric, RunTag
+
+        entry = self.cells.get(key)
+        if entry is None or not entry.run_id or not (metrics or tags):
+            return
+        now = int(time.time() * 1000)
+        with _mlflow_errors(f"log the twin rates of cell {entry.name}", self.hint):
+            self.client.log_batch(entry.run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
+                                  tags=[RunTag(k, v) for k, v in tags.items()])
+
     def _log_traces(self, key: str, rows: list[dict[str, Any]]) -> None:
         from mlflow.tracing.client import TracingClient
 
