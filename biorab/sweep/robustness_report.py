@@ -16,6 +16,11 @@
   accuracy at 100/75/50/25 % coverage, AURC, ECE and the probe gate's accuracy and coverage; the plot is
   the reliability diagram (accuracy of the top label against its mean confidence per bin, one line per
   cell, the diagonal a calibrated model).
+- **Reasoning as an axis**: the reasoning twins' table (`biorab.sweep.reasoning_twins`: each cell with a
+  reasoning setting against the same model without one, answer flips and the headline's paired
+  difference); the plot shows, per cell with reasoning text, its misled rate, the share of its reasoning
+  that quotes the lie and the share that names the lie and still follows it
+  (`biorab.attribution.reasoning_quotes`).
 
 Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no "best").
 """
@@ -39,7 +44,8 @@ ORDER_NOTE = ("order flip: answers that differ (as the task's answer items) from
               "among instances whose evidence holds one; by rank: the same, split by the position of the "
               "first misleading hit (docs/retrieval.md § Evidence order, docs/metrics.md).")
 #: The section's plot files (their stems): the report shows them in the section, not with the others.
-ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate", "reliability")
+ROBUSTNESS_PLOTS = ("order_flip_rate", "misled_by_plausibility", "framing_flip_rate", "reliability",
+                    "reasoning")
 ABSTAIN_COLUMNS = (("acc @100%", SELECTIVE_METRICS[0]), ("acc @75%", SELECTIVE_METRICS[1]),
                    ("acc @50%", SELECTIVE_METRICS[2]), ("acc @25%", SELECTIVE_METRICS[3]),
                    ("AURC", SELECTIVE_METRICS[4]), ("ECE", SELECTIVE_METRICS[5]),
@@ -142,7 +148,7 @@ def plausibility_groups(cells: list[CellRecord]) -> dict[str, dict[str, CellReco
 def robustness_plots(cells: list[CellRecord], out: Path) -> list[Path]:
     """The section's plots (matplotlib, as every report plot)."""
     made = [order_plot(cells, out), plausibility_plot(cells, out), framing_plot(cells, out),
-            reliability_plot(cells, out)]
+            reliability_plot(cells, out), reasoning_plot(cells, out)]
     return [p for p in made if p is not None]
 
 
@@ -202,52 +208,100 @@ def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
                         path=out / "order_flip_rate.png")
 
 
+def plausibility_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
+    """The plausibility plot's data: per `plausibility_groups` group, the misled rate of each kind of lie
+    (uniform, near, far) that has a cell, and the kinds in the table's order."""
+    bars: Bars = {
+        group: {name: by_kind[kind].value("misled_rate") for name, kind in PLAUSIBILITY if kind in by_kind}
+        for group, by_kind in plausibility_groups(cells).items()}
+    return bars, [name for name, _ in PLAUSIBILITY]
+
+
 def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
     """Misled rate ×100 on uniform, near and far lies, error bars the 95% CIs, one group of bars per
     (model, retriever, dataset, rate); ``None`` without a near or far cell."""
-    groups = plausibility_groups(cells)
-    if not groups:
+    bars, kinds = plausibility_bars(cells)
+    if not bars:
         return None
-    bars: Bars = {
-        group: {name: by_kind[kind].value("misled_rate") for name, kind in PLAUSIBILITY if kind in by_kind}
-        for group, by_kind in groups.items()}
-    return grouped_bars(bars, [name for name, _ in PLAUSIBILITY], ylabel="misled rate ×100 [95% CI]",
+    return grouped_bars(bars, kinds, ylabel="misled rate ×100 [95% CI]",
                         path=out / "misled_by_plausibility.png", legend_title="lies")
+
+
+def framing_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
+    """The framing plot's data: per (model, retriever, corpus, dataset) group, each framing's flip rate (its
+    first cell's), and the framings in the cells' order."""
+    framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
+    groups: Bars = {}
+    for c in framed:
+        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", {}).setdefault(
+            c.framing, c.metrics[FRAMING_FLIP_RATE])
+    return groups, list(dict.fromkeys(c.framing for c in framed))
 
 
 def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
     """Framing flip rate ×100 by framing, error bars the 95% CIs, one group of bars per (model, retriever,
     corpus, dataset); ``None`` without a framed cell."""
-    framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
-    if not framed:
+    groups, framings = framing_bars(cells)
+    if not groups:
         return None
-    groups: Bars = {}
-    for c in framed:
-        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", {}).setdefault(
-            c.framing, c.metrics[FRAMING_FLIP_RATE])
-    return grouped_bars(groups, list(dict.fromkeys(c.framing for c in framed)),
-                        ylabel="answers flipped vs the query as written ×100 [95% CI]",
+    return grouped_bars(groups, framings, ylabel="answers flipped vs the query as written ×100 [95% CI]",
                         path=out / "framing_flip_rate.png")
+
+
+#: The reasoning plot's bars (`reasoning_bars`): legend name → metric.
+REASONING_BARS = (("misled", "misled_rate"), ("quoted corruption", "quoted_corruption_rate"),
+                  ("named the lie and followed it", "named_lie_followed_rate"))
+
+
+def reasoning_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
+    """The reasoning plot's data: per cell whose answers came with reasoning text against misleading
+    evidence (a row each, labelled as the tables label it: a reasoning setting is part of the model's
+    name), its misled rate, the share of reasoning that quotes the lie and the share that names the lie
+    and still follows it; and the bars' names."""
+    groups: Bars = {name: {bar: c.value(metric) for bar, metric in REASONING_BARS}
+                    for name, c in _one_row_each([c for c in cells if c.reasoning_n])}
+    return groups, [bar for bar, _ in REASONING_BARS]
+
+
+def reasoning_plot(cells: list[CellRecord], out: Path) -> Path | None:
+    """Misled, quoted-corruption and named-the-lie-and-followed-it rates ×100 per thinking cell, error
+    bars the 95% CIs; ``None`` without a cell with reasoning text."""
+    groups, bars = reasoning_bars(cells)
+    if not groups:
+        return None
+    return grouped_bars(groups, bars, ylabel="rate ×100 among misleading evidence [95% CI]",
+                        path=out / "reasoning.png")
+
+
+#: One cell's reliability curve (`reliability_lines`): row label, per non-empty bin its mean confidence,
+#: its accuracy and its instances.
+Curve = tuple[str, list[float], list[float], list[int]]
+
+
+def reliability_lines(cells: list[CellRecord]) -> list[Curve]:
+    """The reliability plot's data: per cell with label scores, the bins of its ``extra["abstention"]``
+    reliability (mean confidence of the top label, the share of top labels equal to the gold, the bin's
+    instances)."""
+    return [(name, [b["confidence"] for b in c.reliability], [b["accuracy"] for b in c.reliability],
+             [int(b["n"]) for b in c.reliability])
+            for name, c in _one_row_each([c for c in cells if c.reliability])]
 
 
 def reliability_plot(cells: list[CellRecord], out: Path) -> Path | None:
     """The reliability diagram: per cell with label scores, the share of top labels equal to the gold
     against the bin's mean confidence (marker size by the bin's instances), the diagonal a calibrated
     model; ``None`` without such a cell."""
-    scored = [(name, c) for name, c in _one_row_each([c for c in cells if c.reliability])]
-    if not scored:
+    curves = reliability_lines(cells)
+    if not curves:
         return None
     from biorab.sweep.plots import _pyplot, _save
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 5.0))
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="calibrated")
-    for name, c in scored:
-        xs = [b["confidence"] for b in c.reliability]
-        ys = [b["accuracy"] for b in c.reliability]
-        total = sum(b["n"] for b in c.reliability)
+    for name, xs, ys, ns in curves:
         (line,) = ax.plot(xs, ys, marker="o", linewidth=1, markersize=3, label=name)
-        ax.scatter(xs, ys, s=[200 * b["n"] / total for b in c.reliability], alpha=0.3, color=line.get_color())
+        ax.scatter(xs, ys, s=[200 * n / sum(ns) for n in ns], alpha=0.3, color=line.get_color())
     ax.set_xlabel("mean confidence of the top label (10 equal-width bins)")
     ax.set_ylabel("share of top labels equal to the gold")
     ax.set_xlim(0, 1)

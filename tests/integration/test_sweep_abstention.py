@@ -1,11 +1,15 @@
 """A sweep whose cells score labels, one of them probing: the sweep report's "Robustness beyond the paper"
-section shows the abstention table with each cell's summary values (×100) and writes the reliability plot."""
+section shows the abstention table with each cell's summary values (×100) and writes the reliability plot,
+whose points are recomputed here from each row's label log-probs (softmax, top label, 10 equal-width bins)."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -47,3 +51,32 @@ def test_abstention_table_and_reliability_plot(tmp_path: Path, data_dir: Path,
             assert row[8].startswith(f"{gate['value'] * 100:.1f} [")
         else:
             assert row[8].startswith("n/a")
+
+    # the reliability plot's points, recomputed from the rows: per cell, per non-empty bin of the top label's
+    # probability (softmax over the scored labels; ties: the label first in sorted order), the bin's mean
+    # probability, its share of top labels equal to the gold, and its instances
+    from biorab.sweep.collect import collect
+    from biorab.sweep.robustness_report import reliability_lines
+
+    curves = {name.split(" / ")[2]: (xs, ys, ns) for name, xs, ys, ns in reliability_lines(collect(sweep)[0])}
+    assert sorted(curves) == sorted(c["testbed"] for c in cells)
+    for cell in cells:
+        xs, ys, ns = curves[cell["testbed"]]
+        want = _bins(pq.read_table(cell["predictions"]).to_pylist())
+        assert sum(ns) == 8 and ns == [n for n, _, _ in want]
+        assert xs == pytest.approx([x for _, x, _ in want], abs=1e-12)
+        assert ys == pytest.approx([y for _, _, y in want], abs=1e-12)
+
+
+def _bins(rows: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
+    """(instances, mean top probability, share top == gold) per non-empty bin of tenths, in bin order."""
+    by_bin: dict[int, list[tuple[float, bool]]] = {}
+    for row in rows:
+        scores = json.loads(row["gen_label_logprobs"])
+        top = max(scores.values())
+        total = sum(math.exp(v - top) for v in scores.values())
+        label = min(k for k, v in scores.items() if v == top)
+        p = 1.0 / total
+        by_bin.setdefault(min(int(p * 10), 9), []).append((p, label == row["label"]))
+    return [(len(v), sum(p for p, _ in v) / len(v), sum(ok for _, ok in v) / len(v))
+            for _, v in sorted(by_bin.items())]

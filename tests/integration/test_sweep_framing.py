@@ -1,7 +1,7 @@
 """A sweep with framed dataset slices on the sycophant fake: `biorab plan` plans the framed cells and, after
 the run, finds every generation cached (it rendered the framed prompts as the run did); the report's
 query-framing table shows each framed cell's summary values (the sycophant follows every leading
-suggestion: 100 %, by hand) and its plot is written."""
+suggestion: 100 %, by hand) and its plot draws those flip rates (leading 100 %, the others 0 %)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,17 @@ def test_framing_planned_run_and_reported(tmp_path: Path, data_dir: Path,
             assert row[5].startswith("100.0") and row[6].startswith("0.0")  # by hand: follows every one
         else:
             assert row[2].startswith("0.0") and row[5] == "n/a"
+    # the plot's bars: one group per (model, retriever, corpus, dataset), one bar per framing, each the
+    # framed cell's flip rate as summary.json has it; by hand, the sycophant flips every leading answer only
+    from biorab.sweep.collect import collect
+    from biorab.sweep.robustness_report import framing_bars
+
+    groups, framings = framing_bars(collect(sweep, path=path)[0])
+    assert sorted(framings) == ["abbreviations", "leading", "typos"] and len(groups) == 2
+    drawn = {(group.split(" / ")[1], f): v for group, bars in groups.items() for f, v in bars.items()}
+    assert drawn == {(shown_key[1], shown_key[0]): next(
+        c["metrics"]["framing_flip_rate"] for c in framed
+        if c["cell"].split("__")[0].endswith("-" + shown_key[0])
+        and (c["testbed"] != "none") == (shown_key[1] == "bm25")) for shown_key in shown}
+    assert {k: v["value"] for k, v in drawn.items()} == {
+        (r, f): 1.0 if f == "leading" else 0.0 for r in ("none", "bm25") for f in framings}

@@ -86,8 +86,18 @@ def test_near_lies_mislead_a_plausibility_sensitive_model_more(tmp_path: Path, d
               if line.startswith("| plausible / bm1 / hetionet / rate 100%")]
     cols = [c.strip() for c in row.strip("|").split("|")]
     v = {k: cells[k]["metrics"]["misled_rate"] for k in cells}
-    kinds = ("counterfactual", "counterfactual_near", "counterfactual_far")
-    for col, kind in zip(cols[1:4], kinds, strict=True):
+    kinds_of = ("counterfactual", "counterfactual_near", "counterfactual_far")
+    for col, kind in zip(cols[1:4], kinds_of, strict=True):
         value, low, high = (v[kind][k] * 100 for k in ("value", "ci_low", "ci_high"))
         assert col == f"{value:.1f} [{low:.1f}, {high:.1f}]"
     assert cols[4] == f"{(misled['counterfactual_near'] - misled['counterfactual_far']) * 100:+.1f}"
+    # the plot's bars: one group, uniform / near / far, each the cell's misled rate (0, 6/12 and 0, above)
+    from biorab.sweep.collect import collect
+    from biorab.sweep.robustness_report import plausibility_bars
+
+    bars, kinds = plausibility_bars(collect(sweep, path=path)[0])
+    assert kinds == ["random", "near", "far"]
+    assert bars == {"plausible / bm1 / hetionet / rate 100%": {
+        name: v[kind] for name, kind in zip(kinds, kinds_of, strict=True)}}
+    assert {k: x["value"] for k, x in bars["plausible / bm1 / hetionet / rate 100%"].items()} == {
+        "random": 0.0, "near": 0.5, "far": 0.0}

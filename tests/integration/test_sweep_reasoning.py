@@ -58,6 +58,24 @@ def test_budget_twins_planned_run_and_reported(tmp_path: Path, data_dir: Path,
             "| 0.0 [0.0, 0.0] |")
     assert pair in twins
     assert "| 0.0 [0.0, 0.0] | 1.000 |" in twins  # no discordant pair: McNemar's exact p is 1
+    # the section's reasoning plot: per thinking cell its misled rate (1: k = 1, it copies every lie), the
+    # quoted share and the named-the-lie-and-followed share (1 in full, 0 cut to "the evidence"), as
+    # summary.json has them
+    from biorab.sweep.collect import collect
+    from biorab.sweep.robustness_report import reasoning_bars
+
+    groups, bars = reasoning_bars(collect(sweep, path=path)[0])
+    assert bars == ["misled", "quoted corruption", "named the lie and followed it"]
+    metrics = {"misled": "misled_rate", "quoted corruption": "quoted_corruption_rate",
+               "named the lie and followed it": "named_lie_followed_rate"}
+    by_label = {"copier / bm25k1 / counterfactual (80%) / ade_corpus_v2": full,
+                "copier [budget=2] / bm25k1 / counterfactual (80%) / ade_corpus_v2": cut}
+    assert groups == {label: {bar: s["metrics"][m] for bar, m in metrics.items()}
+                      for label, s in by_label.items()}
+    assert {label: [v["value"] for v in g.values()] for label, g in groups.items()} == {
+        "copier / bm25k1 / counterfactual (80%) / ade_corpus_v2": [1.0, 1.0, 1.0],
+        "copier [budget=2] / bm25k1 / counterfactual (80%) / ade_corpus_v2": [1.0, 0.0, 0.0]}
+    assert "![reasoning](reasoning.png)" in report[:report.index("### Table")]
 
 
 def test_a_reasoning_run_never_borrows_the_plain_runs_twin(tmp_path: Path, data_dir: Path,
