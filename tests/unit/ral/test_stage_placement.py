@@ -6,10 +6,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 from types import SimpleNamespace
-from typing import cast
+from typing import cast, get_args
 
 import pytest
 
+from biorab.experiment import LLMEngine
 from biorab.generation.base import SamplingParams
 from biorab.ral import STAGES, RowPipeline
 from biorab.ral.specs.placement import PLACEMENTS, Placement, segments
@@ -41,6 +42,7 @@ def test_processor_engine_segments() -> None:
 
 
 def test_every_engine_places_every_stage_and_unknown_engines_fail() -> None:
+    assert set(PLACEMENTS) == set(get_args(LLMEngine))  # every engine a config may name, no other
     assert all(set(placed) == set(STAGES) for placed in PLACEMENTS.values())
     with pytest.raises(ValueError, match="unknown llm_engine 'gpu'"):
         segments(STAGES, "gpu")
