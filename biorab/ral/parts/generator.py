@@ -51,7 +51,8 @@ class CachedGenerator:
                ) -> tuple[list[str], dict[str, Generation]]:
         """(the cache key of each prompt, in order; the cached generations by key). An engine that generates
         outside this class (Ray's processor) keys and reads the cache here too."""
-        keys = [generation_key(self.model_digest, p, sampling) for p in prompts]
+        digest = self.model_digest
+        keys = [generation_key(digest, p, sampling) for p in prompts]
         return keys, (self.store.get_many(keys) if self.store is not None else {})
 
     def store_fresh(self, fresh: Mapping[str, Generation]) -> None:
