@@ -91,11 +91,11 @@ def test_params_facts_are_read_from_the_params_model() -> None:
 
 def test_thinking_key_is_the_params_own_rule() -> None:
     from biorab.generation.openai.params import OpenAIParams
-    from biorab.generation.reasoning import thinking_key
+    from biorab.generation.reasoning import ThinkingParams, thinking_key
 
     assert thinking_key(FakeBackend.Params()) is None
-    assert thinking_key(FakeBackend.Params(thinking={"split": True})) == "backend.params.thinking"
-    assert thinking_key(FakeBackend.Params(thinking={"token_budget": 8})) == "backend.params.thinking"
+    for thinking in (ThinkingParams(split=True), ThinkingParams(token_budget=8)):
+        assert thinking_key(FakeBackend.Params(thinking=thinking)) == "backend.params.thinking"
     assert thinking_key(OpenAIParams(model="gpt-4o")) is None
     assert thinking_key(OpenAIParams(model="gpt-4o", think_split=True)) == "backend.params.think_split"
     assert thinking_key(OpenAIParams(model="gpt-4o", thinking_token_budget=16)) == (
