@@ -199,14 +199,6 @@ class ExperimentConfig(Params):
 
     @field_validator("resources")
     @classmethod
-    def _probe_engine(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
-        if res.llm_engine == "vllm_processor" and any(s.probes for s in info.data.get("retrieval", ())):
-            raise ValueError("llm_engine vllm_processor does not run the awareness probe; use llm_engine "
-                             "actors (backend vllm) or set awareness_probe: false")
-        return res
-
-    @field_validator("resources")
-    @classmethod
     def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
         # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
         # Ray Data then waits forever without an error (docs/notes/ray_on_small_machines.md). Refuse such a

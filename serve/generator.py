@@ -118,7 +118,8 @@ class Generator:
             uri: resolve_adapter(uri, tracking_uri=tracking_uri, cache_dir=cache_dir) for uri in adapters}
         self.backend_name = backend["name"]
         self.base_model = str(params.get("model", "default"))
-        if self.adapters and self.backend_name == "vllm":
+        switches = capabilities_of(self.backend_name).switches_adapters
+        if self.adapters and switches:
             from serve.adapters import vllm_params
 
             params = vllm_params(params, self.adapters, max_loaded_adapters)
@@ -127,7 +128,7 @@ class Generator:
         if self.adapters:
             from serve.adapters import LoRAAdapters, PeftAdapters
 
-            self.switch = (LoRAAdapters(self.backend, self.adapters) if self.backend_name == "vllm"
+            self.switch = (LoRAAdapters(self.backend, self.adapters) if switches
                            else PeftAdapters(self.backend, self.adapters, max_loaded_adapters))
         #: An engine with its own continuous batching (vLLM's async engine): no `serve.batch` window.
         self.continuous = hasattr(self.backend, "agenerate")

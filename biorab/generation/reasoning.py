@@ -18,13 +18,6 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from biorab.common.params import Params
 from biorab.common.records import Generation
 
-#: Why the ``vllm_processor`` path refuses thinking settings (`biorab.runner.checks.validate` and
-#: `pipelines.vllm_processor` raise it).
-PROCESSOR_THINKING = (
-    "llm_engine vllm_processor does not apply backend.params.thinking (split, token_budget): ray.data.llm "
-    "generates and biorab parses the whole reply, reasoning included; use llm_engine actors"
-)
-
 
 class ThinkingParams(Params):
     """How a backend treats a thinking model's output.
@@ -121,3 +114,15 @@ def apply_split(gen: Generation, thinking: ThinkingParams) -> Generation:
     if reasoning is None:
         return gen
     return replace(gen, text=answer, reasoning=reasoning)
+
+
+def thinking_key(params: object) -> str | None:
+    """The config key that makes a backend's validated `params` a thinking configuration, or None: params
+    with their own rule say it (``thinking_key()``, the openai client's reasoning settings); else their
+    ``thinking`` block, when it splits or budgets the reasoning (transformers, vllm, fake)."""
+    own = getattr(params, "thinking_key", None)
+    if callable(own):
+        found = own()
+        return None if found is None else str(found)
+    thinking = getattr(params, "thinking", None)
+    return "backend.params.thinking" if isinstance(thinking, ThinkingParams) and thinking.keys_reply else None

@@ -32,7 +32,7 @@ from biorab.common.params import Params
 from biorab.drugmech.experiment.spec import DrugMechSpec
 from biorab.experiment import DatasetSpec, ExperimentConfig, ParserMode, TrackingConfig
 from biorab.generation.base import SamplingParams
-from biorab.generation.capabilities import capabilities_of
+from biorab.generation.capabilities import capabilities_of, takes_param
 from biorab.ral.specs.evidence_order import EvidenceOrder
 from biorab.ral.specs.retrieval_spec import RATED_TESTBEDS, TestbedKind
 from biorab.retrieval.selection import Selection
@@ -71,7 +71,7 @@ class ModelProfile(Params):
         (its `biorab.generation.capabilities.Capabilities`: dtype where it loads weights itself)."""
         can = capabilities_of(self.backend)
         out = dict(self.params)
-        if self.backend != "fake" and self.model is not None:
+        if self.model is not None and takes_param(self.backend, "model"):
             out["model"] = self.model
         if can.tensor_parallel:
             out["tensor_parallel_size"] = self.tensor_parallel_size

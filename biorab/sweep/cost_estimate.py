@@ -23,6 +23,7 @@ from biorab.common.errors import BioRABError
 from biorab.common.records import Prompt
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.generation.base import SamplingParams
+from biorab.generation.capabilities import capabilities_of
 from biorab.generation.model_info import ModelInfo, model_info
 from biorab.sweep.config import ModelProfile, SweepConfig, ThroughputSpec
 from biorab.sweep.expand import SweepRun, expand_runs
@@ -84,7 +85,7 @@ def decode_per_answer(config: Any, measured: Measured | None) -> tuple[float, st
     """
     if measured is not None:
         return measured.mean_completion_tokens, "measured_mean"
-    params = config.backend.params if config.backend.name == "openai" else {}
+    params = config.backend.params if capabilities_of(config.backend.name).server_client else {}
     if params.get("token_limit") == "omit":
         most = params.get("max_output_tokens")
         if most:
@@ -297,7 +298,7 @@ def _cost(config: Any, prompt_tokens: int, decode_tokens: int) -> float | None:
     """US dollars of the new tokens at the openai backend's ``price`` (None without one); the decode tokens
     are `decode_per_answer`'s (a bound, an estimate or an assumption: `ModelPlan.decode_basis`),
     reasoning tokens included."""
-    price = config.backend.params.get("price") if config.backend.name == "openai" else None
+    price = config.backend.params.get("price") if capabilities_of(config.backend.name).server_client else None
     if not price:
         return None
     from biorab.generation.openai.params import Price

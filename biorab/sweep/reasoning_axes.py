@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from biorab.generation.capabilities import takes_param
+
 #: The values ``reasoning_efforts`` takes (`openai_params.OpenAIParams.reasoning_effort`).
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
-#: Backends whose ``thinking`` params take a ``token_budget`` (`biorab.generation.reasoning.ThinkingParams`).
-THINKING_BACKENDS = ("transformers", "vllm", "fake")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def with_reasoning(backend: str, params: dict[str, Any], setting: ReasoningSetti
     ValueError naming the profile."""
     out = dict(params)
     if setting.effort is not None:
-        if backend != "openai":
+        if not takes_param(backend, "reasoning_effort"):
             raise ValueError(f"model profile {profile!r}: reasoning_efforts apply to the openai backend only "
                              f"(its backend is {backend!r}); exclude the cell or use thinking_budgets")
         from biorab.generation.openai.params import OpenAIParams
@@ -61,9 +61,9 @@ def with_reasoning(backend: str, params: dict[str, Any], setting: ReasoningSetti
                              "params.reasoning: true): reasoning_effort would not be sent")
         out["reasoning_effort"] = setting.effort
     if setting.budget is not None:
-        if backend == "openai":
+        if takes_param(backend, "thinking_token_budget"):
             out["thinking_token_budget"] = setting.budget
-        elif backend in THINKING_BACKENDS:
+        elif takes_param(backend, "thinking"):  # `biorab.generation.reasoning.ThinkingParams`
             out["thinking"] = {**(out.get("thinking") or {}), "token_budget": setting.budget}
         else:
             raise ValueError(f"model profile {profile!r}: backend {backend!r} takes no thinking budget")
@@ -79,11 +79,11 @@ def reasoning_bound(backend: str, params: dict[str, Any], max_tokens: int) -> tu
     >>> reasoning_bound("openai", {"model": "o4-mini", "reasoning_effort": "high"}, 100)[0]
     100
     """
-    if backend in THINKING_BACKENDS:
+    if takes_param(backend, "thinking"):
         budget = (params.get("thinking") or {}).get("token_budget")
         # reasoning cut at the budget, then the answer continued for up to max_tokens
         return (max_tokens + int(budget), None) if budget is not None else (max_tokens, None)
-    if backend != "openai":
+    if not takes_param(backend, "reasoning_effort"):  # nothing else bounds the reasoning
         return max_tokens, None
     effort, budget = params.get("reasoning_effort"), params.get("thinking_token_budget")
     if effort is not None:

@@ -166,7 +166,9 @@ def _write(tmp_path: Path, body: str) -> Path:
     ("drugmech: {query_files: [factuals_neg_r1k], modes: [ANONYMIZED_DISEASE]}\n", "drugmech.primekg",
      "PrimeKG"),
     ("drugmech: {query_files: [change_pos_dpi_r250]}\nresources: {llm_engine: vllm_processor}\n"
-     "backend: {name: vllm, params: {model: m}}\n", "resources.llm_engine", "cannot run DrugMech cells"),
+     # a DrugMech-only config turns chat on (`with_chat_default`): chat messages the processor cannot send
+     "backend: {name: vllm, params: {model: m}}\n", "backend.params.chat",
+     "llm_engine vllm_processor cannot send chat messages"),
     ("seed: 1\n", "drugmech", "needs 'datasets'"),
 ])
 def test_config_errors_name_the_key_and_file(tmp_path: Path, body: str, key: str, needle: str) -> None:

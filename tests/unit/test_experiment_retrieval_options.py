@@ -57,12 +57,15 @@ def test_probe_without_hits_is_refused(tmp_path: Path) -> None:
 
 
 def test_probe_with_the_vllm_processor_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "  - {testbed: negative_awareness}", "resources: {llm_engine: vllm_processor}\n")
-    with pytest.raises(ConfigError, match=r"resources.*does not run the awareness probe"):
-        load_config(ExperimentConfig, path)
-    ok = write(tmp_path, "  - {testbed: negative_awareness, awareness_probe: false}",
-               "resources: {llm_engine: vllm_processor}\n")
-    assert load_config(ExperimentConfig, ok).resources.llm_engine == "vllm_processor"
+    from biorab.runner.checks.validate import load_experiment
+
+    engine = "resources: {llm_engine: vllm_processor}\nbackend: {name: vllm, params: {model: m}}\n"
+    path = write(tmp_path, "  - {testbed: negative_awareness}", engine)
+    with pytest.raises(ConfigError, match=r"llm_engine vllm_processor cannot run the awareness probe") as e:
+        load_experiment(path, check_data=False)
+    assert e.value.key == "retrieval.0.awareness_probe"
+    ok = write(tmp_path, "  - {testbed: negative_awareness, awareness_probe: false}", engine)
+    assert load_experiment(ok, check_data=False).resources.llm_engine == "vllm_processor"
 
 
 def test_dedupe_has_one_switch(tmp_path: Path) -> None:

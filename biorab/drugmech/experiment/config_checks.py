@@ -24,11 +24,6 @@ def check_drugmech(
     spec = config.drugmech
     if spec is None:
         return
-    if config.resources.llm_engine == "vllm_processor":
-        # The processor sends raw completions (no chat template) with one sampling seed for every row.
-        raise ConfigError("llm_engine vllm_processor cannot run DrugMech cells (their prompts are chat "
-                          "messages and each run samples with its own seed); use llm_engine actors with "
-                          "backend vllm", key="resources.llm_engine", path=path)
     if not check_data:
         return
     from biorab.drugmech.experiment.cell_slices import load_query_entry

@@ -171,7 +171,7 @@ class OpenAIBackend:
         requests_per_minute / tokens_per_minute: client-side rate limits (None: unlimited).
     """
 
-    capabilities = Capabilities()
+    capabilities = Capabilities(server_client=True)
 
     Params = OpenAIParams
 

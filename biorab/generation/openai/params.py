@@ -70,6 +70,18 @@ class OpenAIParams(Params):
         """Whether the model is an OpenAI reasoning model (the flag, else its name)."""
         return self.reasoning if self.reasoning is not None else is_reasoning_model(self.model)
 
+    def check_sampling(self, sampling: SamplingParams, *, path: str | Path | None = None) -> None:
+        """`check_sampling` of these params (`biorab.runner.checks.validate` asks every backend's params)."""
+        check_sampling(self, sampling, path=path)
+
+    def thinking_key(self) -> str | None:
+        """The key that makes this a thinking configuration (`biorab.generation.reasoning.thinking_key`):
+        a split or budget of the server's reasoning, else a reasoning model (by flag or name)."""
+        for key in ("think_split", "thinking_token_budget"):
+            if getattr(self, key) not in (None, False):
+                return f"backend.params.{key}"
+        return "backend.params.model" if self.reasons else None
+
 
 def params_digest(p: OpenAIParams) -> str:
     """The cache digest of an openai client with params `p`: the server's model, and what changes the

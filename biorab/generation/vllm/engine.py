@@ -81,7 +81,7 @@ class VLLMBackend:
 
     capabilities = Capabilities(
         local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
-        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend")
+        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend", switches_adapters=True)
 
     class Params(BaseParams):
         model: str = "smollm2"
@@ -427,12 +427,16 @@ def _lora_request(adapter_path: str | None) -> Any:
 def to_generation(output: Any, stops: tuple[str, ...], *, batch_size: int | None = None) -> Generation:
     """A `Generation` from a vLLM `RequestOutput` (first completion); `batch_size` is recorded as is."""
     completion = output.outputs[0]
-    text, hit = truncate_at_stop(completion.text, stops)  # vLLM strips stops already; this is a guard
-    finish = completion.finish_reason
-    return Generation(
-        text=text,
-        prompt_tokens=len(output.prompt_token_ids or ()),
-        completion_tokens=len(completion.token_ids),
-        finish_reason="stop" if hit or finish == "stop" else finish,
-        batch_size=batch_size,
-    )
+    return completion_generation(completion.text, stops, finish=completion.finish_reason,
+                                 prompt_tokens=len(output.prompt_token_ids or ()),
+                                 completion_tokens=len(completion.token_ids), batch_size=batch_size)
+
+
+def completion_generation(text: str, stops: Sequence[str], *, finish: str | None, prompt_tokens: int,
+                          completion_tokens: int, batch_size: int | None = None) -> Generation:
+    """A vLLM completion as a `Generation`, the one rule of both vLLM paths (the in-process engine and Ray's
+    processor): the text cut at the prompt's first stop string (vLLM strips stops already; this is a
+    guard), whose finish reason is then ``stop``."""
+    text, hit = truncate_at_stop(text, stops)
+    return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                      finish_reason="stop" if hit or finish == "stop" else finish, batch_size=batch_size)

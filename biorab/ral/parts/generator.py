@@ -33,13 +33,10 @@ class CachedGenerator:
 
     def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[GenerationResult]:
         """One `GenerationResult` per prompt, in order."""
-        digest = self.model_digest
-        keys = [generation_key(digest, p, sampling) for p in prompts]
-        cached = self.store.get_many(keys) if self.store is not None else {}
+        keys, cached = self.lookup(prompts, sampling)
         todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in cached}
         fresh = self._generate(list(todo.values()), list(todo), sampling)
-        if self.store is not None:
-            self.store.put_many(fresh)
+        self.store_fresh(fresh)
         results = []
         for k in keys:
             if k in cached:
@@ -50,6 +47,19 @@ class CachedGenerator:
                     cached[k] = fresh[k]
         return results
 
+    def lookup(self, prompts: Sequence[Prompt], sampling: SamplingParams
+               ) -> tuple[list[str], dict[str, Generation]]:
+        """(the cache key of each prompt, in order; the cached generations by key). An engine that generates
+        outside this class (Ray's processor) keys and reads the cache here too."""
+        digest = self.model_digest
+        keys = [generation_key(digest, p, sampling) for p in prompts]
+        return keys, (self.store.get_many(keys) if self.store is not None else {})
+
+    def store_fresh(self, fresh: Mapping[str, Generation]) -> None:
+        """Store freshly made generations by key (the store refuses errored ones: they are retried)."""
+        if self.store is not None:
+            self.store.put_many(fresh)
+
     def _generate(
         self, prompts: Sequence[Prompt], keys: Sequence[str], sampling: SamplingParams
     ) -> dict[str, Generation]:
@@ -58,7 +68,7 @@ class CachedGenerator:
         try:
             gens = self.backend.generate(prompts, sampling)
         except BackendError as e:  # the whole call failed after the backend's own retries
-            gens = [Generation(text="", error=f"{type(e).__name__}: {e}") for _ in prompts]
+            gens = [failed_generation(f"{type(e).__name__}: {e}") for _ in prompts]
         if len(gens) != len(prompts):
             raise BackendError(f"backend {self.name!r} returned {len(gens)} generations "
                                f"for {len(prompts)} prompts")
@@ -66,6 +76,12 @@ class CachedGenerator:
 
     def close(self) -> None:
         self.backend.close()
+
+
+def failed_generation(error: str) -> Generation:
+    """The generation of a request that failed: no text, the error recorded (never cached, so the next run
+    retries it)."""
+    return Generation(text="", error=error)
 
 
 def run_generator(name: str, params: Mapping[str, Any], generations_store: str | Path,

@@ -18,20 +18,20 @@ from biorab.ral.row_stages.row_pipeline import RowPipeline
 from biorab.ral.specs.stage_plan import StagePlan
 
 
-def finish_cached(pipeline: RowPipeline, rows: Sequence[dict[str, Any]], *, retrieved: bool
+def finish_cached(pipeline: RowPipeline, rows: Sequence[dict[str, Any]], *, with_hits: bool
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(rows of `rows` answered from the cache, to be written, rows still to run). `retrieved`: the rows
+    """(rows of `rows` answered from the cache, to be written, rows still to run). `with_hits`: the rows
     carry their hits (the pipeline then starts at the render stage)."""
     plans = pipeline.plans
     digest = planned_digest(pipeline.backend, pipeline.backend_params)
     if digest is None or not rows:
         return [], list(rows)
-    known = [r for r in rows if retrieved or not plans[r["cell_id"]].retrieves]
+    known = [r for r in rows if with_hits or not plans[r["cell_id"]].retrieves]
     if not known:
         return [], list(rows)
     lookup = pipeline.generator(CacheOnlyBackend(digest))
-    # not `retrieved`: only non-retrieving rows are known; their retrieval stage fills empty hits
-    batch = pipeline.build(lookup, first="render" if retrieved else "retrieve")([dict(r) for r in known])
+    # not `with_hits`: only non-retrieving rows are known; their retrieval stage fills empty hits
+    batch = pipeline.build(lookup, first="render" if with_hits else "retrieve")([dict(r) for r in known])
     # a miss is an error row (never cached, never written: the pipeline runs it from `rows` again); a hit
     # has none, nor has its probe
     done = [r for r in batch if r.get("gen_error") is None and r.get("probe_gen_error") is None]
@@ -39,12 +39,12 @@ def finish_cached(pipeline: RowPipeline, rows: Sequence[dict[str, Any]], *, retr
     return done, [r for r in rows if _identity(r) not in finished]
 
 
-def known_miss(rest: list[dict[str, Any]], plans: Mapping[str, StagePlan], *, retrieved: bool) -> bool:
+def known_miss(rest: list[dict[str, Any]], plans: Mapping[str, StagePlan], *, with_hits: bool) -> bool:
     """Whether a row of `rest` (the rows `finish_cached` left) is sure to miss the generation cache: one
     whose prompt was known, so it was looked up and not found (its generation or its probe). Rows of
-    retrieving cells in a streaming run (not `retrieved`) were not looked up: they may all be hits. (A
+    retrieving cells in a streaming run (not `with_hits`) were not looked up: they may all be hits. (A
     backend without a planned digest was not looked up either, but it is built at once anyway.)"""
-    return any(retrieved or not plans[r["cell_id"]].retrieves for r in rest)
+    return any(with_hits or not plans[r["cell_id"]].retrieves for r in rest)
 
 
 def _identity(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -19,6 +19,7 @@ from biorab.ral.row_stages.probe_stage import ProbeStage
 from biorab.ral.row_stages.retrieval_stage import RetrievalStage
 from biorab.ral.row_stages.stages import GenerationStage, ParseStage, RenderStage
 from biorab.ral.specs.pipeline import STAGES, Pipeline, segment
+from biorab.ral.specs.placement import Segment, segments
 from biorab.ral.specs.stage_plan import StagePlan
 
 Rows = list[dict[str, Any]]
@@ -59,10 +60,10 @@ class RowPipeline:
         (the probe asks the same one as the task generation)."""
         names = segment(first, last)
         generate: GenerationStage | None = None
-        if "generate" in names or "probe" in names:
+        if self.asks_model(first, last):
             if generator is None:
                 raise ValueError(f"pipeline segment {first}..{last} generates: it needs a generator")
-            generate = GenerationStage(generator, self.sampling, seeds=self.seeds)
+            generate = self.generation_stage(generator)
         makers: dict[str, Callable[[], Callable[[Rows], Rows]]] = {
             "retrieve": lambda: RetrievalStage(self.plans, self.parts, self.hits_store),
             "render": lambda: RenderStage(self.plans, self.parts),
@@ -71,6 +72,27 @@ class RowPipeline:
             "parse": lambda: ParseStage(self.plans),
         }
         return Pipeline({name: makers[name]() for name in names})
+
+    @staticmethod
+    def asks_model(first: str = STAGES[0], last: str = STAGES[-1]) -> bool:
+        """Whether the stages `first`..`last` ask the generator (task generation or probe)."""
+        return bool({"generate", "probe"} & set(segment(first, last)))
+
+    def generation_stage(self, generator: CachedGenerator) -> GenerationStage:
+        """The generate stage on `generator`: what an LLM engine outside the pipeline (Ray's processor)
+        uses for its cache lookup and store, so both key and store generations alike."""
+        return GenerationStage(generator, self.sampling, seeds=self.seeds)
+
+    def segments(self, engine: str, *, with_hits: bool = False) -> list[Segment]:
+        """The whole pipeline in `engine`'s placed segments (`biorab.ral.specs.placement`); `with_hits`:
+        the rows carry their hits already (or no cell retrieves), so it starts at the render stage."""
+        first = "render" if with_hits or not self.retrieves() else STAGES[0]
+        return segments(segment(first), engine)
+
+    def hit_segments(self, engine: str) -> list[Segment]:
+        """The segments before the prompt is known (the retrieval stage): a run that orders its rows by
+        prompt prefix runs them as a pass of their own."""
+        return segments(segment(last="retrieve"), engine)
 
     def retrieves(self) -> bool:
         """Whether any cell retrieves (otherwise the retrieval stage only fills empty hits)."""

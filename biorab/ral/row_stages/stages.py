@@ -61,15 +61,39 @@ class GenerationStage:
         self.seeds = dict(seeds or {})
 
     def __call__(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        groups: dict[int | None, list[dict[str, Any]]] = {}
-        for row in rows:
-            groups.setdefault(self.seeds.get(row["cell_id"]), []).append(row)
-        for seed, group in groups.items():
-            params = self.sampling if seed is None else self.sampling.model_copy(update={"seed": seed})
+        for params, group in self._groups(rows):
             results = generate(self.generator, [row_prompt(row) for row in group], params)
             for row, res in zip(group, results, strict=True):
                 set_generation(row, res.generation, key=res.key, cached=res.cached)
         return rows
+
+    def lookup(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The first half of the stage, for an engine that generates outside the pipeline (Ray's processor):
+        fills ``gen_*`` of the rows whose generation is cached (``gen_cached``), and only ``gen_key`` of the
+        others, which the engine then generates."""
+        for params, group in self._groups(rows):
+            keys, cached = self.generator.lookup([row_prompt(row) for row in group], params)
+            for row, key in zip(group, keys, strict=True):
+                if key in cached:
+                    set_generation(row, cached[key], key=key, cached=True)
+                else:
+                    row["gen_key"] = key
+        return rows
+
+    def store(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The second half: stores the fresh generations (``gen_cached`` false) the engine put in `rows`
+        under their ``gen_key`` (errored ones are not stored: the next run retries them)."""
+        fresh = {row["gen_key"]: row_generation(row) for row in rows if not row["gen_cached"]}
+        self.generator.store_fresh(fresh)
+        return rows
+
+    def _groups(self, rows: list[dict[str, Any]]) -> list[tuple[SamplingParams, list[dict[str, Any]]]]:
+        """The rows by sampling params: a cell's own seed where `seeds` has one."""
+        groups: dict[int | None, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(self.seeds.get(row["cell_id"]), []).append(row)
+        return [(self.sampling if seed is None else self.sampling.model_copy(update={"seed": seed}), group)
+                for seed, group in groups.items()]
 
 
 class ParseStage:

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 from biorab.common.errors import BioRABError, ConfigError
 from biorab.experiment import ExperimentConfig
+from biorab.generation.capabilities import capabilities_of
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})  # as the openai backend
 
@@ -42,7 +43,7 @@ def check_output_dir(config: ExperimentConfig, *, path: str | Path | None = None
 
 def check_api_key(config: ExperimentConfig, *, path: str | Path | None = None) -> None:
     """A remote ``openai`` backend needs its key in the environment (loopback servers get a dummy one)."""
-    if config.backend.name != "openai":
+    if not capabilities_of(config.backend.name).server_client:
         return
     params = config.backend.params
     env = str(params.get("api_key_env", "OPENAI_API_KEY"))

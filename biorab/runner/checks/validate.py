@@ -14,7 +14,8 @@ from biorab.common.config_loading import load_config
 from biorab.common.errors import BioRABError, ConfigError, UnknownNameError
 from biorab.common.registry import BACKENDS, CORPORA, DATASETS, RETRIEVERS, Registry
 from biorab.experiment import ExperimentConfig
-from biorab.generation.capabilities import capabilities_of
+from biorab.generation.capabilities import capabilities_of, check_engine
+from biorab.generation.reasoning import thinking_key
 
 
 def load_experiment(
@@ -52,10 +53,9 @@ def check_experiment(
     _check_name(BACKENDS, config.backend.name, "backend.name", path)
     backend_params = build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params",
                                   path=path)
-    if config.backend.name == "openai":  # what a reasoning model refuses, refused before any work
-        from biorab.generation.openai.params import check_sampling
-
-        check_sampling(backend_params, config.sampling, path=path)  # type: ignore[arg-type]
+    check_sampling = getattr(backend_params, "check_sampling", None)
+    if check_sampling is not None:  # what the backend's params refuse of the sampling (a reasoning model)
+        check_sampling(config.sampling, path=path)
     for i, spec in enumerate(config.retrieval):
         if not spec.retrieves:
             continue
@@ -72,7 +72,8 @@ def check_experiment(
     if check_data:
         _check_files(config, path)
     _check_templates(config, path)
-    _check_processor(config, path)
+    check_engine(config.resources.llm_engine, config.backend.name, engine_asks(config, backend_params),
+                 path=path)
     _check_thinking(config, backend_params, path)
     _check_tensor_parallel(config, path)
     from biorab.runner.plan.experiment_source import experiment_sources
@@ -94,25 +95,27 @@ def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) ->
                           key="resources.llm.num_gpus", path=path)
 
 
-def _check_processor(config: ExperimentConfig, path: str | Path | None) -> None:
-    """``llm_engine: vllm_processor`` runs `ray.data.llm`'s vLLM engine from the ``vllm`` backend's params;
-    it has no LoRA adapter and no per-label scoring path, so asking for them is refused, not ignored."""
-    if config.resources.llm_engine != "vllm_processor":
-        return
-    if config.backend.name != "vllm":
-        raise ConfigError(f"llm_engine vllm_processor runs vLLM; backend {config.backend.name!r} cannot be "
-                          "used (set backend.name: vllm, or resources.llm_engine: actors)",
-                          key="backend.name", path=path)
-    if config.backend.params.get("adapter_path"):
-        raise ConfigError("llm_engine vllm_processor does not apply LoRA adapters; use llm_engine actors",
-                          key="backend.params.adapter_path", path=path)
-    if config.backend.params.get("batch_invariant"):
-        raise ConfigError("llm_engine vllm_processor does not set batch_invariant; use llm_engine actors, or "
-                          "VLLM_BATCH_INVARIANT=1 in the job's runtime_env env_vars",
-                          key="backend.params.batch_invariant", path=path)
+def engine_asks(config: ExperimentConfig, params: object) -> dict[str, str]:
+    """What the run asks of its LLM engine beyond plain generation (`biorab.generation.capabilities.Feature`
+    → the key that asks it), for `check_engine`; `params`: the backend's validated params."""
+    asks: dict[str, str] = {}
+    if getattr(params, "adapter_path", None):
+        asks["adapters"] = "backend.params.adapter_path"
+    if getattr(params, "batch_invariant", False):
+        asks["batch_invariance"] = "backend.params.batch_invariant"
     if config.sampling.score_labels:
-        raise ConfigError("llm_engine vllm_processor returns no per-label log-probs; use llm_engine actors "
-                          "(backend vllm) for AUROC/AUPRC", key="sampling.score_labels", path=path)
+        asks["label_scoring"] = "sampling.score_labels"
+    probing = [i for i, spec in enumerate(config.retrieval) if spec.probes]
+    if probing:
+        asks["probes"] = f"retrieval.{probing[0]}.awareness_probe"
+    if getattr(params, "chat", False):
+        asks["chat"] = "backend.params.chat"
+    elif config.drugmech is not None:  # its prompts are chat messages, each run sampled with its own seed
+        asks["chat"] = "drugmech"
+    thinking = thinking_key(params)
+    if thinking is not None:
+        asks["thinking"] = thinking
+    return asks
 
 
 #: Why label scoring and a thinking model do not mix (`_check_thinking`).
@@ -124,30 +127,10 @@ THINKING_SCORING = (
 )
 
 
-def thinks(backend: str, params: object) -> tuple[bool, str]:
-    """Whether the backend is configured for a thinking model, and the key that says so: ``thinking.split``
-    or ``thinking.token_budget`` (transformers, vllm, fake); an OpenAI reasoning model, ``think_split`` or
-    ``thinking_token_budget`` (openai)."""
-    if backend == "openai":
-        for key in ("think_split", "thinking_token_budget"):
-            if getattr(params, key, None) not in (None, False):
-                return True, f"backend.params.{key}"
-        return bool(getattr(params, "reasons", False)), "backend.params.model"
-    thinking = getattr(params, "thinking", None)
-    active = thinking is not None and (thinking.split or thinking.token_budget is not None)
-    return bool(active), "backend.params.thinking"
-
-
 def _check_thinking(config: ExperimentConfig, params: object, path: str | Path | None) -> None:
-    """The thinking settings are applied on every path, or refused: the ``vllm_processor`` path renders,
-    generates and parses outside the backend, so it can neither split the reasoning nor budget it; label
-    scoring skips the reasoning (`THINKING_SCORING`)."""
-    from biorab.generation.reasoning import PROCESSOR_THINKING
-
-    active, key = thinks(config.backend.name, params)
-    if active and config.resources.llm_engine == "vllm_processor":
-        raise ConfigError(PROCESSOR_THINKING, key=key, path=path)
-    if active and config.sampling.score_labels:
+    """Label scoring skips a thinking model's reasoning (`THINKING_SCORING`), so the two are refused
+    together (an engine that cannot apply thinking at all is `check_engine`'s)."""
+    if thinking_key(params) is not None and config.sampling.score_labels:
         raise ConfigError(THINKING_SCORING, key="sampling.score_labels", path=path)
 
 
@@ -165,7 +148,7 @@ def config_warnings(config: ExperimentConfig) -> list[str]:
     """What a valid config still does differently from what a reader may assume (printed by `biorab
     validate` and `biorab run`, not refused)."""
     out = []
-    if (config.backend.name == "openai" and config.sampling.score_labels
+    if (capabilities_of(config.backend.name).server_client and config.sampling.score_labels
             and config.backend.params.get("label_scoring") == "echo"):
         out.append(ECHO_SCORING_CAVEAT)
     return out

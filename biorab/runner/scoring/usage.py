@@ -10,6 +10,7 @@ from typing import Any
 
 from biorab.common.cell_records import CellResult
 from biorab.experiment import ExperimentConfig
+from biorab.generation.capabilities import capabilities_of
 
 _COLUMNS = ["gen_prompt_tokens", "gen_completion_tokens", "gen_reasoning_tokens", "gen_finish_reason",
             "gen_cached", "gen_error"]
@@ -63,7 +64,7 @@ def add_usage(results: list[CellResult], config: ExperimentConfig) -> dict[str, 
 
 
 def _price(config: ExperimentConfig) -> Any:
-    if config.backend.name != "openai" or not config.backend.params.get("price"):
+    if not capabilities_of(config.backend.name).server_client or not config.backend.params.get("price"):
         return None
     from biorab.generation.openai.params import Price
 

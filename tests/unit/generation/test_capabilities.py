@@ -12,7 +12,7 @@ import pytest
 
 from biorab.common.registry import BACKENDS
 from biorab.execution import ExecutionRequest
-from biorab.generation.capabilities import Capabilities, capabilities_of
+from biorab.generation.capabilities import Capabilities, capabilities_of, takes_param
 from biorab.generation.deferred import planned_digest
 from biorab.generation.fake import FakeBackend
 from biorab.generation.model_info import model_info
@@ -22,11 +22,11 @@ REPO = Path(__file__).resolve().parents[3]
 
 def test_builtin_backends_declare_their_capabilities() -> None:
     assert capabilities_of("fake") == Capabilities()
-    assert capabilities_of("openai") == Capabilities()
+    assert capabilities_of("openai") == Capabilities(server_client=True)
     assert capabilities_of("transformers") == Capabilities(local_weights=True, deferred_load=True)
     assert capabilities_of("vllm") == Capabilities(
         local_weights=True, deferred_load=True, prefix_cache=True, tensor_parallel=True,
-        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend")
+        async_engine="biorab.generation.vllm.async_engine:AsyncVLLMBackend", switches_adapters=True)
     assert capabilities_of("vllm") is BACKENDS.get("vllm").capabilities
 
 
@@ -78,3 +78,26 @@ def test_prefix_order_follows_the_capability_not_the_name(prefix_backend: str) -
     assert request("vllm").prefix_ordered(None) is True
     assert request("fake").prefix_ordered(True) is True  # forced by the executor
     assert request(prefix_backend, retrieves=False).prefix_ordered(True) is False  # nothing retrieved
+
+
+def test_params_facts_are_read_from_the_params_model() -> None:
+    # what a sweep profile's params may carry, asked of each backend's Params model instead of its name
+    assert (takes_param("fake", "model"), takes_param("transformers", "model")) == (False, True)
+    assert [takes_param(b, "thinking") for b in ("fake", "transformers", "vllm", "openai")] == [
+        True, True, True, False]
+    assert [takes_param(b, "reasoning_effort") for b in ("fake", "openai")] == [False, True]
+    assert takes_param("no-such-backend", "model") is False
+
+
+def test_thinking_key_is_the_params_own_rule() -> None:
+    from biorab.generation.openai.params import OpenAIParams
+    from biorab.generation.reasoning import ThinkingParams, thinking_key
+
+    assert thinking_key(FakeBackend.Params()) is None
+    for thinking in (ThinkingParams(split=True), ThinkingParams(token_budget=8)):
+        assert thinking_key(FakeBackend.Params(thinking=thinking)) == "backend.params.thinking"
+    assert thinking_key(OpenAIParams(model="gpt-4o")) is None
+    assert thinking_key(OpenAIParams(model="gpt-4o", think_split=True)) == "backend.params.think_split"
+    assert thinking_key(OpenAIParams(model="gpt-4o", thinking_token_budget=16)) == (
+        "backend.params.thinking_token_budget")
+    assert thinking_key(OpenAIParams(model="gpt-4o", reasoning=True)) == "backend.params.model"

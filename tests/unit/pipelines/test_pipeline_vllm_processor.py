@@ -11,15 +11,17 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from biorab.caches import GenerationStore
+from biorab.caches import GenerationStore, generation_key
 from biorab.common.config_loading import load_config
 from biorab.common.errors import ConfigError
-from biorab.common.records import Example, OutputConstraint, Prompt
+from biorab.common.records import Example, Generation, OutputConstraint, Prompt
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import SamplingParams
-from biorab.ral.specs.rows import example_row, from_table, set_prompt
+from biorab.ral import RowPipeline
+from biorab.ral.specs.rows import example_row, from_table, row_prompt, set_prompt, to_table
 from biorab.runner.checks.validate import load_experiment
 from pipelines.vllm_processor import (
+    lookup_batch,
     make_postprocess,
     make_preprocess,
     processor_engine_kwargs,
@@ -71,37 +73,71 @@ def test_processor_config_from_the_vllm_backend_params(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("backend", "extra", "key"),
+    ("backend", "extra", "key", "cannot"),
     [
-        ("{name: transformers}", "", "backend.name"),
-        ("{name: vllm, params: {model: m, adapter_path: /a}}", "", "backend.params.adapter_path"),
-        ("{name: vllm, params: {model: m, batch_invariant: true}}", "", "backend.params.batch_invariant"),
-        ("{name: vllm, params: {model: m}}", "sampling: {score_labels: true}\n", "sampling.score_labels"),
-        ("{name: vllm, params: {model: m, engine_kwargs: {}}}", "", "backend.params.engine_kwargs"),
+        ("{name: transformers}", "", "backend.name", "run backend 'transformers'"),
+        ("{name: vllm, params: {model: m, adapter_path: /a}}", "", "backend.params.adapter_path",
+         "apply LoRA adapters"),
+        ("{name: vllm, params: {model: m, batch_invariant: true}}", "", "backend.params.batch_invariant",
+         "set batch_invariant"),
+        ("{name: vllm, params: {model: m}}", "sampling: {score_labels: true}\n", "sampling.score_labels",
+         "score labels"),
+        ("{name: vllm, params: {model: m, chat: true}}", "", "backend.params.chat", "send chat messages"),
+        ("{name: vllm, params: {model: m}}",
+         "retrieval: [{testbed: negative_awareness, retriever: bm25, template: bm25}]\n",
+         "retrieval.0.awareness_probe", "run the awareness probe"),
         # the processor path renders, generates and parses outside the backend: no thinking split/budget
-        ("{name: vllm, params: {model: m, thinking: {split: true}}}", "", "backend.params.thinking"),
-        ("{name: vllm, params: {model: m, thinking: {token_budget: 64}}}", "", "backend.params.thinking"),
+        ("{name: vllm, params: {model: m, thinking: {split: true}}}", "", "backend.params.thinking",
+         "apply thinking settings"),
+        ("{name: vllm, params: {model: m, thinking: {token_budget: 64}}}", "", "backend.params.thinking",
+         "apply thinking settings"),
     ],
 )
 def test_unsupported_processor_configs_are_refused(
-    tmp_path: Path, backend: str, extra: str, key: str
+    tmp_path: Path, backend: str, extra: str, key: str, cannot: str
 ) -> None:
     path = write(tmp_path, backend, extra)
     with pytest.raises(ConfigError) as e:
         load_experiment(path, check_data=False)
+    # one message format for every refusal: the engine, what it cannot do, the key that asked, the file
+    assert f"llm_engine vllm_processor cannot {cannot}" in str(e.value)
     assert f"key '{key}'" in str(e.value) and str(path) in str(e.value)
 
 
-def test_the_processor_itself_refuses_thinking_settings(tmp_path: Path) -> None:
-    # a config that skipped `biorab validate` (loaded only) still cannot reach the engine with them
-    from biorab.common.config_loading import load_config
-    from biorab.experiment import ExperimentConfig
+def test_params_the_processor_does_not_know_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "{name: vllm, params: {model: m, engine_kwargs: {}}}")
+    with pytest.raises(ConfigError) as e:
+        load_experiment(path, check_data=False)
+    assert "key 'backend.params.engine_kwargs'" in str(e.value)
 
-    folder = model_dir(tmp_path)
-    path = write(tmp_path, f"{{name: vllm, params: {{model: {folder}, thinking: {{split: true}}}}}}")
-    with pytest.raises(ConfigError, match="does not apply backend.params.thinking") as e:
-        processor_engine_kwargs(load_config(ExperimentConfig, path))
+
+def test_a_thinking_block_is_refused_on_the_processor_path_and_applied_on_actors(tmp_path: Path) -> None:
+    # issue 42 "Done when": the processor cannot split or budget the reasoning, so the one check refuses
+    # the block before any work; the same block on the actor path (the in-process vllm backend applies it)
+    # passes the same check
+    thinking = "{name: vllm, params: {model: m, thinking: {split: true, token_budget: 32}}}"
+    with pytest.raises(ConfigError, match="llm_engine vllm_processor cannot apply thinking settings") as e:
+        load_experiment(write(tmp_path, thinking), check_data=False)
     assert e.value.key == "backend.params.thinking"
+    actors = tmp_path / "actors.yaml"
+    actors.write_text(write(tmp_path, thinking).read_text("utf-8").replace("llm_engine: vllm_processor",
+                                                                           "llm_engine: actors"), "utf-8")
+    cfg = load_experiment(actors, check_data=False)
+    assert cfg.backend.params["thinking"] == {"split": True, "token_budget": 32}
+
+
+def test_check_engine_asks_the_declared_capabilities() -> None:
+    from biorab.generation.capabilities import LLM_ENGINES, check_engine
+
+    # the processor's refusals are exactly the six features of issue 42, declared once
+    assert set(LLM_ENGINES["vllm_processor"].capabilities.cannot) == {
+        "adapters", "batch_invariance", "label_scoring", "probes", "chat", "thinking"}
+    check_engine("vllm_processor", "vllm", {})  # nothing asked: nothing refused
+    check_engine("actors", "vllm", {"thinking": "backend.params.thinking"})  # the backend applies it
+    with pytest.raises(ConfigError) as e:
+        check_engine("vllm_processor", "vllm", {"probes": "retrieval.3.awareness_probe"})
+    assert str(e.value).startswith("key 'retrieval.3.awareness_probe': llm_engine vllm_processor cannot run "
+                                   "the awareness probe: the probe stage is not placed around Ray's engine")
 
 
 def rendered_row(constraint: OutputConstraint | None, stop: tuple[str, ...] = ("\n\n",)) -> dict[str, Any]:
@@ -143,6 +179,12 @@ def test_processor_output_rows() -> None:
     assert failed["gen_error"] == "vllm_processor: ValueError: prompt too long" and failed["gen_text"] == ""
 
 
+def row_pipeline(tmp_path: Path, sampling: SamplingParams) -> RowPipeline:
+    return RowPipeline(plans={}, parts={}, hits_store=tmp_path / "h.sqlite",
+                       generations_store=tmp_path / "g.sqlite", backend="vllm", backend_params={},
+                       sampling=sampling)
+
+
 def test_store_batch_caches_only_successful_fresh_generations(tmp_path: Path) -> None:
     """As Ray 2.60 hands them over: a success went through the postprocess (and got an empty
     ``__inference_error__``); a failure bypassed it, with its prompt cut to a snippet by the engine stage."""
@@ -155,11 +197,29 @@ def test_store_batch_caches_only_successful_fresh_generations(tmp_path: Path) ->
     bad = {**bad, "prompt": "Q", "generated_text": "", "__inference_error__": "RuntimeError: boom"}
     keys = list(dict.fromkeys([*good, *bad]))  # Ray Data fills a column a row lacks with nulls
     batch = pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in (good, bad)])
-    out = from_table(store_batch(batch, str(tmp_path / "g.sqlite"), params.model_dump()))
+    out = from_table(store_batch(batch, row_pipeline(tmp_path, params), "digest"))
     assert [r["gen_error"] for r in out] == [None, "vllm_processor: RuntimeError: boom"]
     assert [r["gen_text"] for r in out] == ["y", ""] and [r["prompt"] for r in out] == ["Q:", "Q:"]
     assert [r["gen_key"] for r in out] == ["good", "bad"] and [r["gen_cached"] for r in out] == [False, False]
     assert set(GenerationStore(tmp_path / "g.sqlite").get_many(["good", "bad"])) == {"good"}
+
+
+def test_lookup_batch_keys_rows_as_the_generate_stage_does(tmp_path: Path) -> None:
+    """The processor's lookup is the generate stage's: the key of a row is `generation_key` of the
+    processor's digest, the row's prompt and the run's sampling (computed here by hand), a stored
+    generation is read back as cached, a missing one leaves only its key."""
+    params = SamplingParams(max_tokens=4)
+    hit, miss = rendered_row(None), rendered_row(None, stop=("###",))
+    hit_key = generation_key("digest", row_prompt(hit), params)
+    miss_key = generation_key("digest", row_prompt(miss), params)
+    assert hit_key != miss_key
+    stored = Generation(text="a|effect|b", completion_tokens=3)
+    GenerationStore(tmp_path / "g.sqlite").put_many({hit_key: stored})
+    out = from_table(lookup_batch(to_table([hit, miss]), row_pipeline(tmp_path, params), "digest"))
+    assert [r["gen_key"] for r in out] == [hit_key, miss_key]
+    assert [r["gen_cached"] for r in out] == [True, None]
+    assert (out[0]["gen_text"], out[0]["gen_completion_tokens"]) == ("a|effect|b", 3)
+    assert out[1]["gen_text"] is None
 
 
 def test_config_loader_accepts_the_processor_engine(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ PLANS = {"zero": plan("zero", "none"), "bm25": plan("bm25", "labeled")}
 
 def test_only_a_row_whose_prompt_was_looked_up_is_a_sure_miss() -> None:
     zero, bm25 = {"cell_id": "zero", "id": "a"}, {"cell_id": "bm25", "id": "a"}
-    assert known_miss([bm25, zero], PLANS, retrieved=False) is True  # a no-retrieval row was not found
-    assert known_miss([bm25], PLANS, retrieved=False) is False  # streaming: hits not known, maybe cached
-    assert known_miss([bm25], PLANS, retrieved=True) is True  # retrieval ran first: it was looked up
-    assert known_miss([], PLANS, retrieved=True) is False
+    assert known_miss([bm25, zero], PLANS, with_hits=False) is True  # a no-retrieval row was not found
+    assert known_miss([bm25], PLANS, with_hits=False) is False  # streaming: hits not known, maybe cached
+    assert known_miss([bm25], PLANS, with_hits=True) is True  # retrieval ran first: it was looked up
+    assert known_miss([], PLANS, with_hits=True) is False
