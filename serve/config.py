@@ -356,12 +356,13 @@ class EndpointConfig(EndpointSettings):
     per_call_adapters: bool = False
 
     @model_validator(mode="after")
-    def _unique_ral_names(self) -> EndpointConfig:
+    def _rals_served_together(self) -> EndpointConfig:
         names = [ral.name for ral in self.rals]
         if len(set(names)) != len(names):
             raise ValueError(f"rals: names must be unique, got {names}")
-        if len(names) > 1 and not self.per_call_adapters:
-            raise ValueError("rals: several RALs switch their adapters per call (per_call_adapters: true)")
+        if len(names) > 1 and not self.per_call_adapters:  # their engines may be shared: no merged adapter
+            raise ValueError(f"rals: {len(names)} RALs behind one endpoint switch their adapters per call "
+                             "(per_call_adapters: true)")
         return self
 
 

@@ -112,7 +112,8 @@ def test_an_endpoint_holds_one_ral_or_several_switched_per_call() -> None:
     a, b = (RALConfig(name=n, dataset="ade_corpus_v2") for n in ("a", "b"))
     with pytest.raises(ValidationError, match="at least 1 item"):
         EndpointConfig(rals=())
-    with pytest.raises(ValidationError, match="several RALs switch their adapters per call"):
+    with pytest.raises(ValidationError, match=r"rals: 2 RALs behind one endpoint switch their adapters per "
+                                              r"call \(per_call_adapters: true\)"):
         EndpointConfig(rals=(a, b))
     assert [r.name for r in EndpointConfig(rals=(a, b), per_call_adapters=True).rals] == ["a", "b"]
 
