@@ -139,14 +139,15 @@ def bodies_of(examples: list[Any]) -> list[dict[str, Any]]:
     return [{"input": ex.text, "fields": ex.fields, "id": f"{ex.id}:{i}"} for i, ex in enumerate(examples)]
 
 
-def direct_latency_ms(cfg: Any, examples: list[Any]) -> float:
-    """The RAL core in this process, one instance at a time (the served path's work without Serve)."""
+def direct_latency_ms(one: Any, examples: list[Any]) -> float:
+    """The RAL core in this process, one instance at a time (the served path's work without Serve);
+    `one`: the served RAL's `serve.config.RALConfig`."""
     from biorab.generation import build_backend
     from biorab.ral import build_ral
 
-    backend = build_backend(cfg.backend.name, cfg.backend.params)
-    ral = build_ral(dataset=cfg.dataset, retrieval=cfg.retrieval, backend=backend, sampling=cfg.sampling,
-                    parser=cfg.parser, seed=cfg.seed, data_dir=cfg.data_dir)
+    backend = build_backend(one.backend.name, one.backend.params)
+    ral = build_ral(dataset=one.dataset, retrieval=one.retrieval, backend=backend, sampling=one.sampling,
+                    parser=one.parser, seed=one.seed, data_dir=one.data_dir)
     ral.answer_one(examples[0])  # warm: index, template
     times = []
     for ex in examples:
@@ -156,24 +157,25 @@ def direct_latency_ms(cfg: Any, examples: list[Any]) -> float:
     return statistics.median(times)
 
 
-def rendered_prompts(cfg: Any, examples: list[Any]) -> list[Any]:
-    """The prompts the server renders for these instances (retrieval included), for the bare backend."""
+def rendered_prompts(one: Any, examples: list[Any]) -> list[Any]:
+    """The prompts the server renders for these instances (retrieval included), for the bare backend;
+    `one`: the served RAL's `serve.config.RALConfig`."""
     from biorab.generation import build_backend
     from biorab.ral import build_ral
 
-    ral = build_ral(dataset=cfg.dataset, retrieval=cfg.retrieval, backend=build_backend("fake"),
-                    sampling=cfg.sampling, parser=cfg.parser, seed=cfg.seed, data_dir=cfg.data_dir)
+    ral = build_ral(dataset=one.dataset, retrieval=one.retrieval, backend=build_backend("fake"),
+                    sampling=one.sampling, parser=one.parser, seed=one.seed, data_dir=one.data_dir)
     retrieved = ral.retrieve(examples)
     return [ral.render(ex, r.hits) for ex, r in zip(examples, retrieved, strict=True)]
 
 
-def bare_throughput(cfg: Any, prompts: list[Any], batch: int, backend: Any) -> tuple[float, float]:
+def bare_throughput(one: Any, prompts: list[Any], batch: int, backend: Any) -> tuple[float, float]:
     """Prompts and completion tokens per second of the bare backend's `generate` on batches of `batch`
-    (after one warm batch)."""
-    backend.generate(prompts[:batch], cfg.sampling)
+    (after one warm batch) with the sampling of `one` (the served RAL's `serve.config.RALConfig`)."""
+    backend.generate(prompts[:batch], one.sampling)
     started, tokens = time.perf_counter(), 0
     for i in range(0, len(prompts), batch):
-        tokens += sum(g.completion_tokens for g in backend.generate(prompts[i:i + batch], cfg.sampling))
+        tokens += sum(g.completion_tokens for g in backend.generate(prompts[i:i + batch], one.sampling))
     wall = time.perf_counter() - started
     return len(prompts) / wall, tokens / wall
 
@@ -222,10 +224,11 @@ def main() -> None:
     if fake:  # waiting for a fuller batch buys nothing when generating costs nothing
         overrides["deployments"] = {"generator": {"batch_wait_timeout_s": 0.002}}
     cfg = load_serve_config(backend="fake" if fake else None, overrides=overrides)
+    (one,) = cfg.rals  # smoke.yaml serves one RAL
     batch = cfg.deployments.generator.max_batch_size
     examples = instances(n, args.data_dir)
-    print(f"backend={cfg.backend.name} dataset={cfg.dataset} retrieval={cfg.retrieval.testbed}/"
-          f"{cfg.retrieval.retriever} k={cfg.retrieval.k} max_batch_size={batch} "
+    print(f"backend={one.backend.name} dataset={one.dataset} retrieval={one.retrieval.testbed}/"
+          f"{one.retrieval.retriever} k={one.retrieval.k} max_batch_size={batch} "
           f"ingress max_ongoing/queued={cfg.deployments.ingress.max_ongoing_requests}/"
           f"{cfg.deployments.ingress.max_queued_requests}")
 
@@ -234,9 +237,9 @@ def main() -> None:
     if not fake and not args.skip_bare:
         from biorab.generation import build_backend
 
-        prompts = rendered_prompts(cfg, examples)
-        backend = build_backend(cfg.backend.name, cfg.backend.params)
-        bare.append(bare_throughput(cfg, prompts, batch, backend))
+        prompts = rendered_prompts(one, examples)
+        backend = build_backend(one.backend.name, one.backend.params)
+        bare.append(bare_throughput(one, prompts, batch, backend))
         print(f"bare backend, batches of {batch}: {bare[-1][0]:.3f} prompts/s, {bare[-1][1]:.2f} tokens/s")
 
     port = free_port()
@@ -260,7 +263,7 @@ def main() -> None:
         print(f"  first 200 for a new request {recovery:.2f} s after the burst's last answer "
               "(target <= 15 s)")
     if fake and results:
-        direct = direct_latency_ms(cfg, examples[:100])
+        direct = direct_latency_ms(one, examples[:100])
         served = results[0].pct(50) if results[0].concurrency == 1 else float("nan")
         print(f"Serve overhead per request: served p50 {served:.2f} ms vs RAL core direct p50 "
               f"{direct:.2f} ms "
@@ -273,7 +276,7 @@ def main() -> None:
         from ray import serve
 
         serve.shutdown()  # free the cores for the second bare run
-        bare.append(bare_throughput(cfg, prompts, batch, backend))
+        bare.append(bare_throughput(one, prompts, batch, backend))
         ref = statistics.mean(b[0] for b in bare)
         ref_tokens = statistics.mean(b[1] for b in bare)
         print(f"bare backend again: {bare[-1][0]:.3f} prompts/s, {bare[-1][1]:.2f} tokens/s (means of both "

@@ -17,40 +17,42 @@ from biorab.ral import Answer, AnswerOptions, MethodCorpora, RALParts, Stores, a
 from biorab.tasks import AWARENESS_NEGATIVE, get_task
 from serve.admission import Admission
 from serve.clients import GeneratorClient, RetrieverClient, Timings, request_timings
-from serve.config import ServeConfig
+from serve.config import Limits, RALConfig
 from serve.errors import ApiError
 from serve.generator import CONTEXT_ERROR, LABEL_CONTEXT_ERROR
 
 SPLIT = "serve"
 
 
-def serve_parts(cfg: ServeConfig) -> RALParts:
+def serve_parts(ral: RALConfig, cache: str | None) -> RALParts:
     """The served RAL's parts (`biorab.ral.assemble`, as a run assembles a cell), assembled once for the app
     in the driver: the retriever deployment builds its retriever from them, the ingress its RAL. An entry
     with a ``method`` gets its transformed corpus there, exactly as a run's cell does (keyed by source
-    corpus, method, backend and sampling: a corpus an evaluated run already transformed is reused)."""
-    methods = MethodCorpora(cfg, cache_dir(cfg.cache.dir), on_transform=lambda: _announce(cfg))
+    corpus, method, backend and sampling: a corpus an evaluated run already transformed is reused), under
+    the endpoint's cache folder `cache` (``None``: `biorab.common.paths.cache_dir`'s default)."""
+    methods = MethodCorpora(ral, cache_dir(cache), on_transform=lambda: _announce(ral))
     with methods:
-        return assemble(dataset=cfg.dataset, retrieval=cfg.retrieval, task=cfg.task, parser=cfg.parser,
-                        seed=cfg.seed, data_dir=cfg.data_dir, labels=cfg.labels, methods=methods)
+        return assemble(dataset=ral.dataset, retrieval=ral.retrieval, task=ral.task, parser=ral.parser,
+                        seed=ral.seed, data_dir=ral.data_dir, labels=ral.labels, methods=methods)
 
 
-def _announce(cfg: ServeConfig) -> None:
+def _announce(cfg: RALConfig) -> None:
     # Printed, not logged: the driver of `biorab serve` configures no logging.
     print(f"retrieval method {cfg.retrieval.method}: transforming the {cfg.dataset}/{cfg.retrieval.testbed} "
           "corpus with the configured backend before serving (stored and reused afterwards)",
           file=sys.stderr, flush=True)
 
 
-def example_of(cfg: ServeConfig, task: str, text: str, fields: dict[str, Any], example_id: str) -> Example:
+def example_of(cfg: RALConfig, task: str, text: str, fields: dict[str, Any], example_id: str) -> Example:
     """The served instance as the core's record (no gold label: ``label`` is empty)."""
     return Example(id=example_id, task=task, dataset=cfg.dataset, split=SPLIT, text=text, label="",
                    fields=dict(fields))
 
 
-def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_dataset: str | None,
+def check_scope(cfg: RALConfig, limits: Limits, task: str, *, req_task: str | None, req_dataset: str | None,
                 labels: list[str] | None, k: int | None) -> None:
-    """422 when a request asks for something this RAL does not serve."""
+    """422 when a request asks for something this RAL does not serve, or more than the endpoint's
+    `limits` allow."""
     if req_task is not None and req_task != task:
         raise ApiError(422, f"field 'task': this RAL serves task {task!r}, not {req_task!r}", param="task")
     if req_dataset is not None and req_dataset != cfg.dataset:
@@ -60,17 +62,16 @@ def check_scope(cfg: ServeConfig, task: str, *, req_task: str | None, req_datase
         raise ApiError(422, "field 'labels': a label space applies to closed tasks, not "
                        f"{get_task(task).title}", param="labels")
     if labels is not None:
-        check_labels(cfg, labels)
-    if k is not None and k > cfg.limits.max_k:
-        raise ApiError(422, f"field 'k': at most {cfg.limits.max_k}", param="k")
+        check_labels(limits, labels)
+    if k is not None and k > limits.max_k:
+        raise ApiError(422, f"field 'k': at most {limits.max_k}", param="k")
     if k is not None and not cfg.retrieval.retrieves:
         raise ApiError(422, "field 'k': this RAL does not retrieve (testbed 'none')", param="k")
 
 
-def check_labels(cfg: ServeConfig, labels: list[str]) -> None:
+def check_labels(limits: Limits, labels: list[str]) -> None:
     """422 for more labels than `limits.max_labels` or one longer than `limits.max_label_chars`: each label
     is scored as a continuation of the prompt, in a forward pass that cannot be cancelled."""
-    limits = cfg.limits
     if len(labels) > limits.max_labels:
         raise ApiError(422, f"field 'labels': {len(labels)} labels exceed the limit of {limits.max_labels}",
                        param="labels")
@@ -82,13 +83,13 @@ def check_labels(cfg: ServeConfig, labels: list[str]) -> None:
                            f"{limits.max_label_chars}", param=f"labels.{i}")
 
 
-def check_sampling(cfg: ServeConfig, update: dict[str, Any]) -> SamplingParams | None:
-    """The config's sampling with a request's `update`, validated as a whole (``model_copy`` would take
+def check_sampling(cfg: RALConfig, limits: Limits, update: dict[str, Any]) -> SamplingParams | None:
+    """The RAL's sampling with a request's `update`, validated as a whole (``model_copy`` would take
     any value, and a bad one failed inside the generator's batch, taking its batch-mates with it); 422
-    naming the field, or for ``max_tokens`` over `limits.max_tokens`."""
+    naming the field, or for ``max_tokens`` over the endpoint's `limits.max_tokens`."""
     if not update:
         return None
-    limit = cfg.limits.max_tokens
+    limit = limits.max_tokens
     if update.get("max_tokens", 0) > limit:
         raise ApiError(422, f"field 'max_tokens': {update['max_tokens']} exceeds the limit of {limit}",
                        param="max_tokens")
@@ -105,14 +106,14 @@ def check_sampling(cfg: ServeConfig, update: dict[str, Any]) -> SamplingParams |
 class Answerer:
     """One served RAL of the replica, built from the app's parts (`serve_parts`: the very function `biorab
     run` cells are assembled by), with the deployments' clients as its retriever and backend; a request's
-    k, label space and sampling are per-call `AnswerOptions`. `admissions`: the bounded queues of its
-    retriever and generator deployments; `adapter`: the adapter its generator switches to for its calls
-    (several RALs on one engine)."""
+    k, label space and sampling are per-call `AnswerOptions`, bounded by the endpoint's `limits`.
+    `admissions`: the bounded queues of its retriever and generator deployments; `adapter`: the adapter its
+    generator switches to for its calls (several RALs on one engine)."""
 
-    def __init__(self, cfg: ServeConfig, parts: RALParts, retriever: Any, generator: Any, model_digest: str,
-                 store: GenerationStore | None = None, *,
+    def __init__(self, cfg: RALConfig, limits: Limits, parts: RALParts, retriever: Any, generator: Any,
+                 model_digest: str, store: GenerationStore | None = None, *,
                  admissions: tuple[Admission, Admission] | None = None, adapter: str | None = None) -> None:
-        self.cfg = cfg
+        self.cfg, self.limits = cfg, limits
         to_retriever, to_generator = admissions or (None, None)
         self.retriever = RetrieverClient(retriever, to_retriever) if cfg.retrieval.retrieves else None
         self.ral = parts.ral(backend=GeneratorClient(generator, model_digest, to_generator, adapter=adapter),
@@ -127,7 +128,7 @@ class Answerer:
     def answer(self, example: Example, *, k: int | None = None, labels: list[str] | None = None,
                sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
         """The RAL core's answer to one instance, and the time spent in each deployment."""
-        params = check_sampling(self.cfg, sampling or {})
+        params = check_sampling(self.cfg, self.limits, sampling or {})
         options = AnswerOptions(k=k, labels=tuple(labels) if labels else None, sampling=params)
         with request_timings() as timings:
             try:

@@ -10,6 +10,7 @@ index), ``generator`` (the backend, batched) and ``ingress`` (FastAPI, the RAL c
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
@@ -20,7 +21,7 @@ from biorab.common.errors import ConfigError
 from biorab.common.params import Params
 from serve.answering import serve_parts
 from serve.auth import ENV_VAR, digest, load_keys
-from serve.config import DeploymentOptions, GeneratorOptions, ServeConfig, load_serve_config
+from serve.config import DeploymentOptions, EndpointConfig, GeneratorOptions, RALConfig, load_serve_config
 from serve.generator import Generator
 from serve.ingress import Ingress
 from serve.retriever import Retriever
@@ -47,7 +48,7 @@ def build_app(args: dict[str, Any] | None = None) -> Application:
     return compose(cfg, key_digests(cfg))
 
 
-def key_digests(cfg: ServeConfig) -> list[str] | None:
+def key_digests(cfg: EndpointConfig) -> list[str] | None:
     """Digests of the accepted API keys (``None`` when auth is disabled); no key at all is an error,
     so that a server never starts open by accident."""
     if not cfg.auth.enabled:
@@ -59,32 +60,32 @@ def key_digests(cfg: ServeConfig) -> list[str] | None:
     return [digest(k) for k in keys]
 
 
-def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | None = None) -> Application:
-    """Bind the deployments with the options of `cfg.deployments`: for each served RAL (`cfg.ral_configs`)
+def compose(cfg: EndpointConfig, digests: list[str] | None, *, control_dir: str | None = None
+            ) -> Application:
+    """Bind the deployments with the options of `cfg.deployments`: for each served RAL (`cfg.rals`)
     its retriever and generator, shared by RALs that would build the same one (same corpus and retrieval
     setting; same backend block: one engine whose adapters are switched per call), and one ingress.
     `control_dir`: the folder through which `biorab serve` drains the ingress on SIGTERM/Ctrl-C
     (`serve.drain`). Deployment names: ``retriever``, ``generator`` for the first, ``-2``, ``-3``... after."""
     d = cfg.deployments
-    several = bool(cfg.rals)
-    one_rals = cfg.ral_configs()
+    per_call = cfg.per_call_adapters
     generators: dict[str, tuple[str, Any]] = {}
-    for n, (key, group) in enumerate(_engines(one_rals).items()):
+    for n, (key, group) in enumerate(_engines(cfg.rals).items()):
         name = _numbered("generator", n)
-        # one RAL: its adapter is the replica's own (merged on transformers); several: switched per call
-        adapters = list(dict.fromkeys(one.adapter for one in group if one.adapter is not None and several))
+        # one RAL: its adapter is the replica's own (merged on transformers); `rals:`: switched per call
+        adapters = list(dict.fromkeys(one.adapter for one in group if one.adapter is not None and per_call))
         first = group[0]
         generators[key] = (name, _deployment(Generator, {
             **_behind_ingress(d.generator, first.tensor_parallel_size), "name": name}).bind(
-            first.backend.model_dump(mode="json"), adapter=None if several else cfg.adapter,
+            first.backend.model_dump(mode="json"), adapter=None if per_call else first.adapter,
             adapters=adapters, max_loaded_adapters=cfg.max_loaded_adapters,
             tracking_uri=cfg.mlflow_tracking_uri, cache_dir=cfg.cache.dir,
             context_tokens=cfg.limits.context_tokens, max_batch_size=d.generator.max_batch_size,
             batch_wait_timeout_s=d.generator.batch_wait_timeout_s))
     retrievers: dict[str, tuple[str, Any]] = {}
     rals: dict[str, dict[str, Any]] = {}
-    for one in one_rals:
-        parts = serve_parts(one)
+    for one in cfg.rals:
+        parts = serve_parts(one, cfg.cache.dir)
         retriever_name, retriever = None, None
         if one.retrieval.retrieves:
             key = _retrieval_key(one)
@@ -95,9 +96,9 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
                                                                               hits=cfg.cache.hits))
             retriever_name, retriever = retrievers[key]
         generator_name, generator = generators[_key(one.backend.model_dump(mode="json"))]  # _engines' key
-        rals[one.name] = {"config": one.model_dump(mode="json"), "parts": parts, "retriever": retriever,
-                          "retriever_name": retriever_name, "generator": generator,
-                          "generator_name": generator_name, "adapter": one.adapter if several else None}
+        rals[one.name] = {"parts": parts, "retriever": retriever, "retriever_name": retriever_name,
+                          "generator": generator, "generator_name": generator_name,
+                          "adapter": one.adapter if per_call else None}
     ingress_opts = {**d.ingress.ray_options(),
                     "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}
     app: Application = _deployment(Ingress, ingress_opts).bind(cfg.model_dump(mode="json"), rals, digests,
@@ -105,7 +106,7 @@ def compose(cfg: ServeConfig, digests: list[str] | None, *, control_dir: str | N
     return app
 
 
-def ray_serve_config(cfg: ServeConfig, config_path: str, *, overrides: dict[str, Any] | None = None,
+def ray_serve_config(cfg: EndpointConfig, config_path: str, *, overrides: dict[str, Any] | None = None,
                      proxy_location: str = "HeadOnly", runtime_env: dict[str, Any] | None = None
                      ) -> dict[str, Any]:
     """The Ray Serve config file (`serve deploy`, a KubeRay RayService's ``serveConfigV2``) that runs
@@ -115,16 +116,15 @@ def ray_serve_config(cfg: ServeConfig, config_path: str, *, overrides: dict[str,
     `build_app`, so the ingress's admission bounds (`serve.admission`) agree with them. Validated by Ray's
     own ``ray.serve.schema.ServeDeploySchema`` in the tests."""
     d = cfg.deployments
-    one_rals = cfg.ral_configs()
     deployments: list[dict[str, Any]] = [{
         "name": "ingress", **d.ingress.ray_options(),
         "backpressure_config": {"status_code": 429, "retry_after_s": d.ingress.retry_after_s}}]
-    retrievals = list(dict.fromkeys(_retrieval_key(one) for one in one_rals if one.retrieval.retrieves))
+    retrievals = list(dict.fromkeys(_retrieval_key(one) for one in cfg.rals if one.retrieval.retrieves))
     deployments += [{**_behind_ingress(d.retriever), "name": _numbered("retriever", n)}
                      for n in range(len(retrievals))]
     deployments += [{**_behind_ingress(d.generator, group[0].tensor_parallel_size),
                      "name": _numbered("generator", n)}
-                    for n, group in enumerate(_engines(one_rals).values())]
+                    for n, group in enumerate(_engines(cfg.rals).values())]
     args: dict[str, Any] = {"config": config_path, **({"overrides": overrides} if overrides else {})}
     return {"proxy_location": proxy_location,
             "http_options": {"host": cfg.http.host, "port": cfg.http.port,
@@ -135,15 +135,15 @@ def ray_serve_config(cfg: ServeConfig, config_path: str, *, overrides: dict[str,
                               "deployments": deployments}]}
 
 
-def _engines(one_rals: list[ServeConfig]) -> dict[str, list[ServeConfig]]:
+def _engines(rals: Sequence[RALConfig]) -> dict[str, list[RALConfig]]:
     """The RALs by backend block: each group shares one generator deployment (one engine)."""
-    engines: dict[str, list[ServeConfig]] = {}
-    for one in one_rals:
+    engines: dict[str, list[RALConfig]] = {}
+    for one in rals:
         engines.setdefault(_key(one.backend.model_dump(mode="json")), []).append(one)
     return engines
 
 
-def _retrieval_key(one: ServeConfig) -> str:
+def _retrieval_key(one: RALConfig) -> str:
     """What a retriever deployment is built from: RALs with the same key share one."""
     return _key([one.dataset, one.task, one.labels, one.data_dir, one.seed, one.parser,
                  one.retrieval.model_dump(mode="json")])

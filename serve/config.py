@@ -1,10 +1,13 @@
-"""The serve config: one YAML file → one frozen `ServeConfig`, validated once at the edge.
+"""The serve config: one YAML file → one frozen `EndpointConfig`, validated once at the edge.
 
-It reuses the run config's blocks (a retrieval entry, the backend, sampling, parser) so a served RAL is
-declared exactly like an evaluated cell, and adds what only a server needs: auth, limits, HTTP and one
-block per deployment (replicas, autoscaling, queue limits, batching). Unknown keys are errors that name
-the key and the file, as `biorab validate` does for run configs. The config is inert: API keys are read
-from ``$BIORAB_API_KEYS`` or `AuthConfig.api_keys_file` by `serve.auth`, never stored here.
+An `EndpointConfig` is the endpoint (auth, limits, HTTP, Ray, one block per deployment: replicas,
+autoscaling, queue limits, batching) holding the `RALConfig` of each RAL it serves. A RAL reuses the run
+config's blocks (a retrieval entry, the backend, sampling, parser), so a served RAL is declared exactly
+like an evaluated cell. The file (`ServeConfigFile`) writes one RAL flat at the top level, or several
+under ``rals:`` whose entries take what they leave out from there; `load_serve_config` resolves it.
+Unknown keys are errors that name the key and the file, as `biorab validate` does for run configs. The
+config is inert: API keys are read from ``$BIORAB_API_KEYS`` or `AuthConfig.api_keys_file` by
+`serve.auth`, never stored here.
 """
 
 from __future__ import annotations
@@ -241,8 +244,8 @@ class TracingConfig(Params):
 
 
 class RALSpec(Params):
-    """One of several RALs behind one endpoint (``rals:`` of the serve config); a request's ``model``
-    picks it. What it leaves out comes from the config's top level.
+    """One entry of ``rals:`` in a serve config file, as written: what it leaves out comes from the file's
+    top level (`ServeConfigFile.endpoint` resolves it into a `RALConfig`).
 
     Attributes:
         name: the ``model`` id clients send (unique in the config).
@@ -263,28 +266,22 @@ class RALSpec(Params):
     labels: tuple[str, ...] | None = None
 
 
-class ServeConfig(Params):
-    """One served RAL, or several (`rals`) behind one endpoint.
+class RALSettings(Params):
+    """What one RAL answers with: a `RALConfig` less its name; at the top level of a serve config file,
+    the one RAL's settings or the defaults of its ``rals:`` entries.
 
     Attributes:
-        name: the RAL's name: the ``model`` id of the OpenAI endpoints and the Serve application name.
         dataset: the dataset whose template, label set and retrieval corpus are used.
         task: for bring-your-own datasets without a template, the task whose template to use.
         labels: override the template's label space (closed tasks).
+        data_dir / seed: where the dataset lies and the seed of its slices, as in a run config.
         retrieval: one retrieval entry of a run config (testbed, retriever, k, template, probe...).
         backend / sampling / parser: as in a run config.
         adapter: a PEFT adapter on top of the backend's model: a local folder or an MLflow model URI
             (``models:/NAME@ALIAS``, ``models:/NAME/VERSION``, ``runs:/ID/PATH``), resolved inside the
             generator replica.
-        mlflow_tracking_uri: the MLflow tracking/registry URI for `adapter` (``None``: MLflow's default,
-            ``$MLFLOW_TRACKING_URI``).
-        rals: several named RALs behind this endpoint (`RALSpec`); empty: one RAL, named `name`.
-        max_loaded_adapters: with `rals`, the adapters an engine holds at once (PEFT: loaded adapters,
-            least recently used unloaded beyond it; vLLM: ``max_loras`` and ``max_cpu_loras``).
-        tracing: sampled MLflow traces of served answers (`TracingConfig`, off by default).
     """
 
-    name: str = Field(default="biorab-ral", pattern=NAME_PATTERN)
     dataset: str
     task: str | None = None
     labels: tuple[str, ...] | None = None
@@ -293,29 +290,8 @@ class ServeConfig(Params):
     retrieval: RetrievalSpec = RetrievalSpec()
     backend: BackendSpec = BackendSpec()
     adapter: str | None = None
-    mlflow_tracking_uri: str | None = None
     sampling: SamplingParams = SamplingParams()
     parser: ParserMode = "robust"
-    cache: CacheConfig = CacheConfig()
-    auth: AuthConfig = AuthConfig()
-    limits: Limits = Limits()
-    http: HttpConfig = HttpConfig()
-    ray: RaySettings = RaySettings()
-    deployments: Deployments = Deployments()
-    rals: tuple[RALSpec, ...] = ()
-    max_loaded_adapters: int = Field(default=4, ge=1)
-    tracing: TracingConfig = TracingConfig()
-
-    def ral_configs(self) -> list[ServeConfig]:
-        """Each served RAL as a one-RAL config: the top level with the entry's own fields (no `rals`: the
-        config itself). The first is the default of requests that name no model (``/v1/ral``)."""
-        if not self.rals:
-            return [self]
-        out = []
-        for spec in self.rals:
-            own = {key: value for key, value in spec if value is not None or key == "adapter"}
-            out.append(self.model_copy(update={**own, "rals": ()}))
-        return out
 
     @property
     def base_model(self) -> str:
@@ -332,17 +308,100 @@ class ServeConfig(Params):
             return 1
         return int(self.backend.params.get("tensor_parallel_size", 1))
 
+
+class RALConfig(RALSettings):
+    """One served RAL, resolved: its name (the ``model`` id of the OpenAI endpoints) and what it answers
+    with. It holds nothing of the endpoint (auth, limits, deployments: `EndpointConfig`)."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+
+
+class EndpointSettings(Params):
+    """What the endpoint serves its RALs with: one for all of them.
+
+    Attributes:
+        name: the Serve application name (a file without ``rals:``: also its one RAL's name).
+        mlflow_tracking_uri: the MLflow tracking/registry URI of adapters and traces (``None``: MLflow's
+            default, ``$MLFLOW_TRACKING_URI``).
+        cache / auth / limits / http / ray / deployments: `CacheConfig`, `AuthConfig`, `Limits`,
+            `HttpConfig`, the Ray settings and the options of each deployment (`Deployments`).
+        max_loaded_adapters: with ``rals:``, the adapters an engine holds at once (PEFT: loaded adapters,
+            least recently used unloaded beyond it; vLLM: ``max_loras`` and ``max_cpu_loras``).
+        tracing: sampled MLflow traces of served answers (`TracingConfig`, off by default).
+    """
+
+    name: str = Field(default="biorab-ral", pattern=NAME_PATTERN)
+    mlflow_tracking_uri: str | None = None
+    cache: CacheConfig = CacheConfig()
+    auth: AuthConfig = AuthConfig()
+    limits: Limits = Limits()
+    http: HttpConfig = HttpConfig()
+    ray: RaySettings = RaySettings()
+    deployments: Deployments = Deployments()
+    max_loaded_adapters: int = Field(default=4, ge=1)
+    tracing: TracingConfig = TracingConfig()
+
+
+class EndpointConfig(EndpointSettings):
+    """The endpoint and the RALs behind it, resolved once when the config loads (`load_serve_config`).
+
+    Attributes:
+        rals: the served RALs, each a whole `RALConfig`; the first is the default of requests that name
+            no model (``/v1/ral``).
+        per_call_adapters: the file lists ``rals:``: a RAL's adapter travels with each of its calls to an
+            engine its RAL may share (unmerged, `serve.adapters`). Without ``rals:`` the one RAL's adapter
+            is its engine's own (merged into the weights on transformers), which keys generations
+            differently, so the two forms stay apart even for one RAL.
+    """
+
+    rals: tuple[RALConfig, ...] = Field(min_length=1)
+    per_call_adapters: bool = False
+
     @model_validator(mode="after")
-    def _unique_ral_names(self) -> ServeConfig:
-        names = [spec.name for spec in self.rals]
+    def _rals_served_together(self) -> EndpointConfig:
+        names = [ral.name for ral in self.rals]
         if len(set(names)) != len(names):
             raise ValueError(f"rals: names must be unique, got {names}")
+        if len(names) > 1 and not self.per_call_adapters:  # their engines may be shared: no merged adapter
+            raise ValueError(f"rals: {len(names)} RALs behind one endpoint switch their adapters per call "
+                             "(per_call_adapters: true)")
+        return self
+
+
+class ServeConfigFile(EndpointSettings, RALSettings):
+    """A serve config file as written: the endpoint's settings, one RAL's settings flat at the top level,
+    and optionally ``rals:`` entries (`RALSpec`) that take what they leave out from the top level.
+    `endpoint` turns it into the `EndpointConfig` every other module uses.
+
+    Attributes:
+        rals: several named RALs behind this endpoint; empty: one RAL, named `name`.
+    """
+
+    rals: tuple[RALSpec, ...] = ()
+
+    def endpoint(self, path: str | Path | None = None) -> EndpointConfig:
+        """The endpoint with its RALs resolved: without ``rals:``, one RAL named `name` with the top-level
+        settings; with them, each entry over the top-level settings (its ``adapter`` its own, given or
+        not). An invalid endpoint (two RALs of one name) is a `ConfigError` naming `path`."""
+        defaults = {key: getattr(self, key) for key in RALSettings.model_fields}
+        if not self.rals:
+            rals = [RALConfig(**defaults, name=self.name)]
+        else:
+            rals = [RALConfig(**{**defaults, **{key: value for key, value in spec
+                                                if value is not None or key == "adapter"}})
+                    for spec in self.rals]
+        endpoint = {key: getattr(self, key) for key in EndpointSettings.model_fields}
+        return validate_mapping(EndpointConfig, {**endpoint, "rals": tuple(rals),
+                                                 "per_call_adapters": bool(self.rals)}, path=path)
+
+    @model_validator(mode="after")
+    def _one_adapter_per_ral(self) -> ServeConfigFile:
         if self.rals and self.adapter is not None:
             raise ValueError("adapter: with rals, give each RAL its own adapter")
         return self
 
     @model_validator(mode="after")
-    def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfig:
+    def _gpus_of_a_tensor_parallel_replica(self) -> ServeConfigFile:
         # With TP > 1 the engine's workers hold the GPUs (one bundle each); a GPU on the replica itself
         # would be one more than the bundles give.
         if self.tensor_parallel_size > 1 and self.deployments.generator.num_gpus > 0:
@@ -353,7 +412,7 @@ class ServeConfig(Params):
 
 
 def load_serve_config(path: str | Path | None = None, *, backend: str | None = None,
-                      overrides: Mapping[str, Any] | None = None) -> ServeConfig:
+                      overrides: Mapping[str, Any] | None = None) -> EndpointConfig:
     """Read, override and validate a serve config; errors name the file and the dotted key.
 
     Args:
@@ -366,9 +425,9 @@ def load_serve_config(path: str | Path | None = None, *, backend: str | None = N
     data = merge(read_yaml(path), overrides or {}, replace=REPLACED_BLOCKS)
     if backend is not None:
         data["backend"] = BACKEND_OPTION.get(backend, {"name": backend, "params": {}})
-    cfg = validate_mapping(ServeConfig, data, path=path)
-    for one in cfg.ral_configs():
-        check_components(one, path)
+    cfg = validate_mapping(ServeConfigFile, data, path=path).endpoint(path)
+    for ral in cfg.rals:
+        check_components(ral, path)
     return cfg
 
 
@@ -384,9 +443,10 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any], *, replace: frozense
     return out
 
 
-def check_components(cfg: ServeConfig, path: str | Path | None = None) -> None:
-    """Names and params that only the registries know: the backend and its params, the retriever, the
-    template variant. Builds nothing and loads no model or vLLM (the GPU path is validated here too)."""
+def check_components(cfg: RALConfig, path: str | Path | None = None) -> None:
+    """Names and params of one RAL that only the registries know: the backend and its params, the
+    retriever, the template variant. Builds nothing and loads no model or vLLM (the GPU path is validated
+    here too)."""
     import biorab.generation
     import biorab.retrieval  # noqa: F401  (both register their components on import)
     from biorab.common.build import build_params

@@ -35,7 +35,7 @@ from serve.admission import Admission, QueueFull, Refused
 from serve.answering import Answerer
 from serve.auth import KeyCheck
 from serve.clients import Timings
-from serve.config import ServeConfig
+from serve.config import EndpointConfig, RALConfig
 from serve.deadlines import (
     DeadlineExceeded,
     RequestCancelled,
@@ -79,10 +79,10 @@ def refusal(retry_after_s: float, e: Refused) -> ApiError:
 
 @dataclass
 class Served:
-    """One RAL behind the endpoint: its one-RAL config, parts, deployment handles and the adapter its
-    generator switches to (several RALs on one engine), and, once asked, its answerer and model info."""
+    """One RAL behind the endpoint: its config, parts, deployment handles and the adapter its generator
+    switches to (several RALs on one engine), and, once asked, its answerer and model info."""
 
-    cfg: ServeConfig
+    config: RALConfig
     parts: RALParts
     retriever: Any
     generator: Any
@@ -101,8 +101,8 @@ class Served:
 @serve.ingress(api)
 class Ingress:
     """Args:
-        config: the `ServeConfig` as JSON.
-        rals: each served RAL by name (`serve.app.compose`): ``config`` (its one-RAL config as JSON),
+        config: the `EndpointConfig` as JSON (its ``rals``: each served RAL's `RALConfig`).
+        rals: each served RAL by name (`serve.app.compose`), in the order of the config's ``rals``:
             ``parts`` (assembled once for the app, `serve.answering.serve_parts`; its retriever deployment
             builds its retriever from the same), ``retriever`` / ``generator`` (handles; ``retriever`` is
             None without retrieval) with their deployment names, and the ``adapter`` its generator switches
@@ -113,7 +113,7 @@ class Ingress:
 
     def __init__(self, config: dict[str, Any], rals: dict[str, dict[str, Any]],
                  key_digests: list[str] | None, control_dir: str | None = None) -> None:
-        self.cfg = cfg = ServeConfig.model_validate(config)
+        self.cfg = cfg = EndpointConfig.model_validate(config)
         self.metrics = AppMetrics()
         self.guard = GUARD["guard"] = Guard(KeyCheck(key_digests) if key_digests is not None else None,
                                             cfg.limits.max_body_bytes, self.metrics.request)
@@ -123,12 +123,12 @@ class Ingress:
         # The bounded queues of the deployments behind the ingress, counted exactly (`serve.admission`).
         self.admissions: dict[str, Admission] = {}
         self.rals: dict[str, Served] = {}
-        for name, ral in rals.items():
+        for one in cfg.rals:
+            ral = rals[one.name]
             to_retriever = self._admission(ral["retriever_name"], cfg.deployments.retriever.admission_limit)
             to_generator = self._admission(ral["generator_name"], cfg.deployments.generator.admission_limit)
-            self.rals[name] = Served(ServeConfig.model_validate(ral["config"]), ral["parts"],
-                                     ral["retriever"], ral["generator"], ral["adapter"],
-                                     (to_retriever, to_generator))
+            self.rals[one.name] = Served(one, ral["parts"], ral["retriever"], ral["generator"],
+                                         ral["adapter"], (to_retriever, to_generator))
         self.default = next(iter(self.rals.values()))
         self.tracer: ServeTracer | None = None
         if cfg.tracing.enabled:  # sampled traces into the configured MLflow experiment (serve.tracing)
@@ -176,8 +176,8 @@ class Ingress:
             from biorab.common.paths import cache_dir
 
             store = thread_safe(GenerationStore(default_store_paths(cache_dir(self.cfg.cache.dir))[1]))
-        return Answerer(ral.cfg, ral.parts, ral.retriever, ral.generator, ral.model_info["model_digest"],
-                        store, admissions=ral.admissions, adapter=ral.adapter)
+        return Answerer(ral.config, self.cfg.limits, ral.parts, ral.retriever, ral.generator,
+                        ral.model_info["model_digest"], store, admissions=ral.admissions, adapter=ral.adapter)
 
     def scope(self, request: Request) -> RequestScope:
         """The request's deadline: the server's timeout, shortened by the client's own (its headers)."""
@@ -219,13 +219,13 @@ class Ingress:
                       k: int | None = None, labels: list[str] | None = None,
                       sampling: dict[str, Any] | None = None) -> tuple[Answer, Timings]:
         answerer = await self.answerer(ral)
-        example = answering.example_of(ral.cfg, answerer.task, text, fields or {},
+        example = answering.example_of(ral.config, answerer.task, text, fields or {},
                                        example_id or scope.request_id)
         answer, timings = await self._in_thread(functools.partial(
             answerer.answer, example, k=k, labels=labels, sampling=sampling), scope)
         self.metrics.observe(answer, timings)
         if self.tracer is not None:
-            self.tracer.submit(answer, example, name=ral.cfg.name, info=ral.model_info,
+            self.tracer.submit(answer, example, name=ral.config.name, info=ral.model_info,
                                request_id=scope.request_id)
         return answer, timings
 
@@ -246,7 +246,7 @@ class Ingress:
                     await asyncio.wait_for(ral.retriever.ready.remote(), timeout=5)
         except (TimeoutError, BackPressureError, DeploymentUnavailableError):
             return JSONResponse({"status": "not ready"}, status_code=503, headers={"Retry-After": "5"})
-        return JSONResponse({"status": "ready", "model": self.default.cfg.name, "models": list(self.rals)})
+        return JSONResponse({"status": "ready", "model": self.default.config.name, "models": list(self.rals)})
 
     # -- API ------------------------------------------------------------------------------------------
 
@@ -260,9 +260,10 @@ class Ingress:
                 "id": name, "object": "model", "created": 0, "owned_by": "biorab",
                 "biorab": {"base_model": info["base_model"], "adapter": public_name(info["adapter"]),
                            "adapter_version": info["adapter_version"], "backend": info["backend"],
-                           "dataset": ral.cfg.dataset, "task": ral.task,
-                           "retrieval": ral.cfg.retrieval.model_dump(mode="json"),
-                           "sampling": ral.cfg.sampling.model_dump(mode="json"), "parser": ral.cfg.parser,
+                           "dataset": ral.config.dataset, "task": ral.task,
+                           "retrieval": ral.config.retrieval.model_dump(mode="json"),
+                           "sampling": ral.config.sampling.model_dump(mode="json"),
+                           "parser": ral.config.parser,
                            "model_digest": info["model_digest"]}})
         return {"object": "list", "data": data}
 
@@ -271,9 +272,10 @@ class Ingress:
         ral = self.served(body.model)
         self._check_input(body.input, "input")
         answerer = await self.answerer(ral)
-        if not ral.cfg.retrieval.retrieves:
+        if not ral.config.retrieval.retrieves:
             raise ApiError(422, "this RAL does not retrieve (testbed 'none')")
-        answering.check_scope(ral.cfg, answerer.task, req_task=None, req_dataset=None, labels=None, k=body.k)
+        answering.check_scope(ral.config, self.cfg.limits, answerer.task, req_task=None, req_dataset=None,
+                              labels=None, k=body.k)
         hits, timings = await self._in_thread(functools.partial(answerer.retrieve, body.input, body.k),
                                               self.scope(request))
         return {"request_id": request.state.request_id, "evidence": answering.evidence(hits),
@@ -285,8 +287,8 @@ class Ingress:
         ral = self.served(body.model)
         self._check_input(body.input, "input")
         answerer = await self.answerer(ral)
-        answering.check_scope(ral.cfg, answerer.task, req_task=body.task, req_dataset=body.dataset,
-                              labels=body.labels, k=body.k)
+        answering.check_scope(ral.config, self.cfg.limits, answerer.task, req_task=body.task,
+                              req_dataset=body.dataset, labels=body.labels, k=body.k)
         rid = request.state.request_id
         answer, timings = await self._answer(ral, body.input, scope=self.scope(request), fields=body.fields,
                                              example_id=body.id, k=body.k, labels=body.labels)
@@ -304,15 +306,16 @@ class Ingress:
             raise ApiError(400, f"field '{unsupported}': not supported by this server (a RAL answers in its "
                                 "template's format, read by its parser: no tools, structured response "
                                 "formats or log-probabilities)", param=unsupported)
-        answering.check_sampling(ral.cfg, body.sampling_update())  # 422 before any work is queued
+        # 422 before any work is queued
+        answering.check_sampling(ral.config, self.cfg.limits, body.sampling_update())
         rid = request.state.request_id
         answer, timings = await self._answer(ral, text, scope=self.scope(request),
                                              sampling=body.sampling_update())
         extension = self._described(ral, answer, timings, started, rid)
         if body.stream:
-            return StreamingResponse(self._sse(answer, ral.cfg.name, extension, rid),
+            return StreamingResponse(self._sse(answer, ral.config.name, extension, rid),
                                      media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-        return JSONResponse(chat_completion(answer, ral.cfg.name, rid, extension))
+        return JSONResponse(chat_completion(answer, ral.config.name, rid, extension))
 
     async def _sse(self, answer: Answer, model: str, extension: dict[str, Any], rid: str
                    ) -> AsyncIterator[str]:
@@ -323,10 +326,10 @@ class Ingress:
                    ) -> dict[str, Any]:
         info = ral.model_info
         return {
-            "request_id": rid, "id": answer.example_id, "model": ral.cfg.name,
+            "request_id": rid, "id": answer.example_id, "model": ral.config.name,
             "base_model": info["base_model"], "adapter": public_name(info["adapter"]),
             "adapter_version": info["adapter_version"], "task": ral.task,
-            "dataset": ral.cfg.dataset, "label": answer.prediction.label,
+            "dataset": ral.config.dataset, "label": answer.prediction.label,
             "prediction": answering.prediction(answer), "evidence": answering.evidence(answer.hits),
             "awareness": answering.awareness(answer),
             "timings_ms": {"retrieval": round(timings.retrieval_s * 1000, 3),

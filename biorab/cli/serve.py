@@ -157,7 +157,7 @@ def _banner(cfg: Any, generated: str | None) -> None:
     url = f"http://{cfg.http.host}:{cfg.http.port}"
     key = generated or "$BIORAB_API_KEYS"
     auth = f' -H "Authorization: Bearer {key}"' if cfg.auth.enabled else ""
-    rals = cfg.ral_configs()  # several RALs (`rals:`): the examples ask the first, by its name
+    rals = cfg.rals  # several RALs (`rals:`): the examples ask the first, by its name
     first = rals[0]
     body = json.dumps({"model": first.name, "messages": [{"role": "user", "content": EXAMPLE_INPUT}]})
     lines = [

@@ -12,7 +12,7 @@ import yaml
 
 from biorab.common.errors import ConfigError
 from serve.auth import KeyCheck, digest, load_keys
-from serve.config import SMOKE_CONFIG, ServeConfig, load_serve_config
+from serve.config import SMOKE_CONFIG, EndpointConfig, load_serve_config
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -25,11 +25,12 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_the_embedded_default_is_the_cpu_model_with_bm25_over_a_labeled_corpus() -> None:
     cfg = load_serve_config()
-    assert (cfg.name, cfg.dataset, cfg.backend.name, cfg.base_model) == \
-        ("biorab-smoke", "ade_corpus_v2", "transformers", "smollm2")
-    assert (cfg.retrieval.testbed, cfg.retrieval.retriever, cfg.retrieval.k) == ("labeled", "bm25", 1)
+    (ral,) = cfg.rals
+    assert (cfg.name, ral.name, ral.dataset, ral.backend.name, ral.base_model) == \
+        ("biorab-smoke", "biorab-smoke", "ade_corpus_v2", "transformers", "smollm2")
+    assert (ral.retrieval.testbed, ral.retrieval.retriever, ral.retrieval.k) == ("labeled", "bm25", 1)
     assert cfg.http.host == "127.0.0.1" and cfg.auth.enabled
-    fake = load_serve_config(backend="fake")
+    (fake,) = load_serve_config(backend="fake").rals
     assert (fake.backend.name, dict(fake.backend.params)) == ("fake", {"mode": "choice"})
 
 
@@ -143,7 +144,7 @@ def test_build_app_composes_three_deployments_and_refuses_to_start_open(
     config, rals, digests, control_dir = ingress.init_args
     (ral,) = rals.values()
     retriever, generator = ral["retriever"], ral["generator"]
-    assert ServeConfig.model_validate(config).deployments.generator.max_batch_size == 4
+    assert EndpointConfig.model_validate(config).deployments.generator.max_batch_size == 4
     assert (retriever._bound_deployment.name, generator._bound_deployment.name) == ("retriever", "generator")
     assert generator._bound_deployment.init_kwargs["max_batch_size"] == 4
     assert digests == [digest("k")]  # only digests travel to the replicas, never the keys

@@ -88,9 +88,10 @@ def test_harmless_forms_of_them_are_accepted() -> None:
 
 def test_stop_strings_are_honoured_after_the_rals_own_and_bounded() -> None:
     cfg = load_serve_config(overrides={"sampling": {"stop": ["\n\n"]}})
+    (ral,) = cfg.rals
     one = ChatRequest.model_validate(body(stop="END")).sampling_update()
     assert one == {"stop": ("END",)}
-    assert check_sampling(cfg, one) == cfg.sampling.model_copy(update={"stop": ("\n\n", "END")})
+    assert check_sampling(ral, cfg.limits, one) == ral.sampling.model_copy(update={"stop": ("\n\n", "END")})
     assert ChatRequest.model_validate(body(stop=["a", "b"])).sampling_update() == {"stop": ("a", "b")}
     with pytest.raises(ValidationError) as caught:
         ChatRequest.model_validate(body(stop=["a", "b", "c", "d", "e"]))

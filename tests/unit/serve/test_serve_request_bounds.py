@@ -113,30 +113,31 @@ def test_a_seed_beyond_int64_is_a_422_naming_the_field() -> None:
 
 def test_request_sampling_is_validated_whole_and_max_tokens_bounded() -> None:
     cfg = load_serve_config(overrides={"limits": {"max_tokens": 256}, "sampling": {"max_tokens": 32}})
+    (ral,) = cfg.rals
     with pytest.raises(ApiError) as caught:
-        check_sampling(cfg, {"max_tokens": 10**9})
+        check_sampling(ral, cfg.limits, {"max_tokens": 10**9})
     assert (caught.value.status, caught.value.message) == (
         422, "field 'max_tokens': 1000000000 exceeds the limit of 256")
     with pytest.raises(ApiError) as caught:
-        check_sampling(cfg, {"top_p": 0.0})  # what model_copy let through
+        check_sampling(ral, cfg.limits, {"top_p": 0.0})  # what model_copy let through
     assert caught.value.status == 422 and caught.value.message.startswith("field 'top_p': ")
-    merged = check_sampling(cfg, {"max_tokens": 256, "seed": 7, "temperature": 0.5})
-    assert merged == cfg.sampling.model_copy(update={"max_tokens": 256, "seed": 7, "temperature": 0.5})
-    assert check_sampling(cfg, {}) is None
+    merged = check_sampling(ral, cfg.limits, {"max_tokens": 256, "seed": 7, "temperature": 0.5})
+    assert merged == ral.sampling.model_copy(update={"max_tokens": 256, "seed": 7, "temperature": 0.5})
+    assert check_sampling(ral, cfg.limits, {}) is None
 
 
 def test_labels_are_bounded_in_count_and_length() -> None:
-    cfg = load_serve_config(overrides={"limits": {"max_labels": 64, "max_label_chars": 20}})
+    limits = load_serve_config(overrides={"limits": {"max_labels": 64, "max_label_chars": 20}}).limits
     with pytest.raises(ApiError) as caught:
-        check_labels(cfg, [f"label {i}" for i in range(5000)])
+        check_labels(limits, [f"label {i}" for i in range(5000)])
     assert (caught.value.status, caught.value.message) == (
         422, "field 'labels': 5000 labels exceed the limit of 64")
     with pytest.raises(ApiError) as caught:
-        check_labels(cfg, ["yes", "x" * 21])
+        check_labels(limits, ["yes", "x" * 21])
     assert caught.value.message == "field 'labels.1': 21 characters exceed the limit of 20"
     with pytest.raises(ApiError, match=r"field 'labels.0': an empty label"):
-        check_labels(cfg, [" ", "no"])
-    check_labels(cfg, ["yes", "x" * 20])  # at the limits: accepted
+        check_labels(limits, [" ", "no"])
+    check_labels(limits, ["yes", "x" * 20])  # at the limits: accepted
 
 
 def test_a_lone_surrogate_is_a_400_naming_where_it_is() -> None:

@@ -21,10 +21,11 @@ def _answer(data_dir: Path, tmp_path: Path) -> tuple[object, object]:
 
     cfg = load_serve_config(backend="fake", overrides={"data_dir": str(data_dir), "auth": {"enabled": False},
                                                        "cache": {"dir": str(tmp_path / "cache")}})
-    parts = serve_parts(cfg)
-    ral = parts.ral(backend=build_backend("fake", {"mode": "choice"}), sampling=cfg.sampling,
+    (served,) = cfg.rals
+    parts = serve_parts(served, cfg.cache.dir)
+    ral = parts.ral(backend=build_backend("fake", {"mode": "choice"}), sampling=served.sampling,
                     stores=Stores(), retriever=parts.retriever(store=None), backend_name="fake")
-    example = example_of(cfg, str(ral.task), "Severe rash after amoxicillin.", {}, "req-1")
+    example = example_of(served, str(ral.task), "Severe rash after amoxicillin.", {}, "req-1")
     return ral.answer_one(example), example
 
 
