@@ -169,15 +169,15 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
 
     from biorab.common.labels import LABELS
     from biorab.metrics.predictions_scoring import triple_matching_for
-    from biorab.metrics.tables import instance_table
     from biorab.ral.specs.rows import row_hits, row_prediction
+    from biorab.tasks import get_task
 
     plan = result.plan
     evidence = cell_evidence(plan, memo=memo)
     table = pq.read_table(result.predictions_path).to_pylist()
     preds = [row_prediction(r) for r in table]
     golds = [r["label"] for r in table]
-    right = instance_table(plan.task, golds, preds, labels=LABELS.get(evidence.dataset),
+    right = get_task(plan.task).score_table(golds, preds, labels=LABELS.get(evidence.dataset),
                            triple_matching=triple_matching_for(plan.parser)).correct
     out = []
     for row, pred, ok in zip(table, preds, right, strict=True):
