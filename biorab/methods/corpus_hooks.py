@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biorab.common.errors import ConfigError
-from biorab.methods.corpus_transform import LiveTransform
+from biorab.methods.corpus_transform import METHODS, LiveTransform
 from biorab.methods.store import StoredTransform
 
 if TYPE_CHECKING:
@@ -21,6 +21,10 @@ class PaperCorpusMethod:
         from biorab.methods.apply import ensure_method_corpus
 
         return ensure_method_corpus(setting, methods)
+
+    def testbeds(self, method: str) -> tuple[str, ...]:
+        """The testbeds `method` applies to (`biorab.methods.corpus_transform.METHODS`)."""
+        return METHODS[method]
 
     def hook(self, method: str, *, corpus_dir: str | None = None, generator: Any = None,
              sampling: Any = None) -> StoredTransform | LiveTransform:

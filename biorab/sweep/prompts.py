@@ -28,10 +28,6 @@ if TYPE_CHECKING:
     from biorab.corpora.corpus import LineMemo
     from biorab.corpora.testbeds import Loader
 
-#: Retrievers whose fingerprint needs no model (computed in the plan); others are estimated.
-CHEAP_RETRIEVERS = frozenset({"bm25", "original"})
-
-
 @dataclass
 class CellPrompts:
     """A cell's planned prompts: exact ones (with their instance), and stand-ins for the rest.
@@ -153,11 +149,14 @@ class PromptPlanner:
         return {ex.id: key for ex, key in zip(examples, keys, strict=True)}
 
     def _fingerprint(self, r: RetrievalSpec) -> str | None:
+        from biorab.common.registry import RETRIEVERS
         from biorab.retrieval import build_retriever
 
         key = json.dumps([r.retriever, r.retriever_params], sort_keys=True, default=str)
         if key not in self._fingerprints:
-            cheap = r.retriever in CHEAP_RETRIEVERS
+            # The retriever declares whether its fingerprint needs no model (`cheap_fingerprint`).
+            cheap = r.retriever in RETRIEVERS and bool(
+                RETRIEVERS.attribute_of(r.retriever, "cheap_fingerprint"))
             built = build_retriever(r.retriever, r.retriever_params) if cheap else None
             self._fingerprints[key] = built.fingerprint if built is not None else None
         return self._fingerprints[key]

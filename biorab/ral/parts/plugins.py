@@ -47,6 +47,10 @@ class CorpusMethod(Protocol):
         """Transform `setting`'s testbed corpus with `methods`' backend unless stored; its folder."""
         ...
 
+    def testbeds(self, method: str) -> tuple[str, ...]:
+        """The testbeds `method` applies to (a retrieval entry with another is refused when validated)."""
+        ...
+
     def hook(self, method: str, *, corpus_dir: str | None = None, generator: Any = None,
              sampling: Any = None) -> CorpusHook:
         """The hook replacing the testbed corpus: the stored transform in `corpus_dir`, else a live one."""
