@@ -155,12 +155,27 @@ def _pair(task: str, row: dict[str, Any], other: dict[str, Any] | None, twin_id:
                _twin_right=other["_right"])
 
 
-def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
-    """The cell's attribution rows by instance id (empty when the cell has no ``attribution.parquet``)."""
+def attribution_table(cell_dir: Path) -> pa.Table | None:
+    """The cell's ``attribution.parquet`` as written (`ATTRIBUTION_SCHEMA`), ``None`` when the cell has none;
+    an unreadable file is a `DataError` naming it. The one reader of the file: the explorer checks and
+    decodes what it shows from this table (`biorab.explorer.attribution_file`)."""
     import pyarrow.parquet as pq
 
+    from biorab.common.errors import DataError
+
     path = cell_dir / ATTRIBUTION_FILE
-    return {r["id"]: r for r in pq.read_table(path).to_pylist()} if path.is_file() else {}
+    if not path.is_file():
+        return None
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DataError(f"unreadable attribution ({e})", path=path) from e
+
+
+def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
+    """The cell's attribution rows by instance id (empty when the cell has no ``attribution.parquet``)."""
+    table = attribution_table(cell_dir)
+    return {r["id"]: r for r in table.to_pylist()} if table is not None else {}
 
 
 def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dict[str, Any]]:
