@@ -155,12 +155,27 @@ def _pair(task: str, row: dict[str, Any], other: dict[str, Any] | None, twin_id:
                _twin_right=other["_right"])
 
 
-def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
-    """The cell's attribution rows by instance id (empty when the cell has no ``attribution.parquet``)."""
+def attribution_table(cell_dir: Path) -> pa.Table | None:
+    """The cell's ``attribution.parquet`` as written (`ATTRIBUTION_SCHEMA`), ``None`` when the cell has none;
+    an unreadable file is a `DataError` naming it. The one reader of the file: the explorer checks and
+    decodes what it shows from this table (`biorab.explorer.attribution_file`)."""
     import pyarrow.parquet as pq
 
+    from biorab.common.errors import DataError
+
     path = cell_dir / ATTRIBUTION_FILE
-    return {r["id"]: r for r in pq.read_table(path).to_pylist()} if path.is_file() else {}
+    if not path.is_file():
+        return None
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DataError(f"unreadable attribution ({e})", path=path) from e
+
+
+def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
+    """The cell's attribution rows by instance id (empty when the cell has no ``attribution.parquet``)."""
+    table = attribution_table(cell_dir)
+    return {r["id"]: r for r in table.to_pylist()} if table is not None else {}
 
 
 def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dict[str, Any]]:
@@ -169,15 +184,15 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
 
     from biorab.common.labels import LABELS
     from biorab.metrics.predictions_scoring import triple_matching_for
-    from biorab.metrics.tables import instance_table
     from biorab.ral.specs.rows import row_hits, row_prediction
+    from biorab.tasks import get_task
 
     plan = result.plan
     evidence = cell_evidence(plan, memo=memo)
     table = pq.read_table(result.predictions_path).to_pylist()
     preds = [row_prediction(r) for r in table]
     golds = [r["label"] for r in table]
-    right = instance_table(plan.task, golds, preds, labels=LABELS.get(evidence.dataset),
+    right = get_task(plan.task).score_table(golds, preds, labels=LABELS.get(evidence.dataset),
                            triple_matching=triple_matching_for(plan.parser)).correct
     out = []
     for row, pred, ok in zip(table, preds, right, strict=True):

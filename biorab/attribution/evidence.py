@@ -2,10 +2,11 @@
 ledger changed it, or the cell's corpus method relabelled it), a test duplicate (the leakage audit's rule),
 from another dataset (diverse), unlabeled.
 
-The ledger is rebuilt from the cell's (testbed, dataset, rate, seed, data): the testbed corpora are
-deterministic, as `biorab.tracking.cell_runs.write_ledger` relies on too. The training labels are read from
-the
-training splits the corpora are built from, so a wrong label counts whoever made it wrong.
+The ledger is the cell's testbed corpus's (testbed, dataset, rate, seed, data), asked of
+`biorab.ral.parts.testbeds.testbed_corpus` like every other caller (the retriever, the corpus methods,
+`biorab.tracking.cell_runs.write_ledger`): the testbed corpora are deterministic and built once per process.
+The training labels are read from the training splits the corpora are built from, so a wrong label counts
+whoever made it wrong.
 """
 
 from __future__ import annotations
@@ -103,22 +104,25 @@ _Memo = dict[tuple[Any, ...], Any]
 
 def cell_evidence(plan: CellPlan, *, memo: _Memo | None = None) -> Evidence:
     """The `Evidence` of a dataset-slice cell (no ledger for a cell that retrieves nothing)."""
-    from biorab.corpora import build_corpus, train_loader
+    from biorab.corpora import train_loader
     from biorab.datasets import load_dataset
+    from biorab.ral.parts.testbeds import testbed_corpus
     from biorab.tasks import get_task
 
     dataset, retrieval = plan.dataset_setting()
     if not retrieval.retrieves:
         return Evidence(dataset)
     memo = memo if memo is not None else {}
-    loads = ("train loader", plan.data_dir)  # each training split read once (a diverse corpus reads all)
+    loads = ("train loader", plan.data_dir)  # each training split read once, for the hits' training labels
     if loads not in memo:
         read = train_loader(plan.data_dir)
         memo[loads] = functools.lru_cache(maxsize=None)(lambda name: tuple(read(name)))
     key = ("ledger", retrieval.testbed, dataset, retrieval.rate, plan.seed, plan.data_dir)
     if key not in memo:
-        memo[key] = build_corpus(retrieval.testbed, dataset, rate=retrieval.rate, seed=plan.seed,
-                                 loader=memo[loads])[1].by_id()
+        # The ledger of the very corpus the cell retrieved from, built where every caller builds it (once
+        # per process: the run's retriever has usually built it already).
+        memo[key] = testbed_corpus(retrieval.testbed, dataset, rate=retrieval.rate, seed=plan.seed,
+                                   data_dir=plan.data_dir)[1].by_id()
     labels = ("train labels", plan.data_dir)
     if labels not in memo:
         memo[labels] = _train_labels(memo[loads])

@@ -42,10 +42,12 @@ def register(app: typer.Typer) -> None:
 def retrieve(
     dataset: Dataset,
     testbed: Annotated[
-        str, typer.Option("--testbed", help="labeled|unlabeled|counterfactual|diverse|negative_awareness")
+        str, typer.Option("--testbed", help="a registered testbed corpus (biorab ls corpora)")
     ] = "labeled",
     rate: Rate = None,
-    retriever: Annotated[str, typer.Option("--retriever", help="bm25|dense|hybrid")] = "bm25",
+    retriever: Annotated[
+        str, typer.Option("--retriever", help="a registered retriever (biorab ls retrievers)")
+    ] = "bm25",
     encoder: Annotated[
         str | None, typer.Option("--encoder", help="minilm (default)|contriever|medcpt (dense, hybrid)")
     ] = None,
@@ -159,18 +161,18 @@ def _engine_params(retriever: str, encoder: str | None, model: str | None) -> di
     """The retriever's params for the --encoder/--model flags."""
     from biorab.common.registry import RETRIEVERS
 
-    if retriever in RETRIEVERS and retriever not in ("dense", "hybrid") and (encoder or model):
+    if retriever not in RETRIEVERS:
+        return {}  # building it names the known retrievers
+    # Each retriever declares what the flags mean for it (`encoder_params`; ``None``: it takes no encoder).
+    params: dict[str, Any] | None = RETRIEVERS.get(retriever).encoder_params(encoder, model)
+    if params is None and (encoder or model):
         # Silently ignoring them would show BM25 hits to a user who asked for an encoder.
         option = "--encoder" if encoder else "--model"
+        takers = [name for name in RETRIEVERS.names() if RETRIEVERS.get(name).encoder_params(None, None)]
         raise ConfigError(
-            f"{option} applies to the dense and hybrid retrievers only, not {retriever!r}", key=option
+            f"{option} applies to the {' and '.join(takers)} retrievers only, not {retriever!r}", key=option
         )
-    dense: dict[str, Any] = {"encoder": encoder or "minilm", **({"model": model} if model else {})}
-    if retriever == "dense":
-        return dense
-    if retriever == "hybrid":
-        return {"second": {"name": "dense", "params": dense}}
-    return {}
+    return params if params is not None else {}
 
 
 def _build_engine(retriever: str, params: dict[str, Any], keep_ties: bool) -> Any:

@@ -239,9 +239,9 @@ def _table(result: Any) -> Any:
     """One row per cell: its headline metric with CI (the full set is in report.md and MLflow)."""
     from rich.table import Table
 
-    from biorab.metrics.task_scoring import PRIMARY_METRIC
     from biorab.runner.scoring.cell_metrics import AWARENESS_METRICS
     from biorab.runner.scoring.run_report import metric_cell
+    from biorab.tasks import PRIMARY_METRIC
 
     table = Table(title="headline metric per cell (95% bootstrap CI); all metrics: report.md / MLflow")
     for col in ("cell", "task", "n", "metric", "value [CI]", "parse fail", "gen fail"):

@@ -56,9 +56,11 @@ def score_command(
     A row may add "scores" (label -> probability or log-probability) to get AUROC and AUPRC.
     """
     from biorab.metrics.predictions_scoring import score_file
+    from biorab.tasks import get_task, task_names
 
     report = score_file(
-        file, task=task, parser=parser, dataset=dataset, labels=_labels(labels), n_boot=n_boot, seed=seed
+        file, task=get_task(task), known_tasks=task_names(), parser=parser, dataset=dataset,
+        labels=_labels(labels), n_boot=n_boot, seed=seed,
     )
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
@@ -85,11 +87,13 @@ def compare_command(
     """Paired comparison of FILE_B against FILE_A: delta (B - A) with paired bootstrap CI and p-value,
     and McNemar's test on per-instance correctness."""
     from biorab.metrics.predictions_scoring import compare_files
+    from biorab.tasks import get_task, task_names
 
     result = compare_files(
         file_a,
         file_b,
-        task=task,
+        task=get_task(task),
+        known_tasks=task_names(),
         parser=parser,
         dataset=dataset,
         labels=_labels(labels),

@@ -1,6 +1,10 @@
 """Read a cell's evidence attribution (``<cell dir>/attribution.parquet``, one row per instance id),
 written beside the row shards by the run. A cell without the file has no attribution: the explorer then
-shows blank attribution columns and disables the filters that need them."""
+shows blank attribution columns and disables the filters that need them.
+
+The file, its schema and its reading are the attribution's (`biorab.attribution.cell_attribution`:
+`ATTRIBUTION_FILE`, `ATTRIBUTION_SCHEMA`, `attribution_table`); here only which columns the explorer shows,
+checked against that schema, and the JSON columns decoded."""
 
 from __future__ import annotations
 
@@ -9,31 +13,28 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from biorab.attribution.cell_attribution import ATTRIBUTION_FILE, ATTRIBUTION_SCHEMA, attribution_table
+from biorab.attribution.twin import HELPED, HURT, UNCHANGED
 from biorab.common.errors import DataError
 
-ATTRIBUTION_FILE = "attribution.parquet"
-# The columns the explorer reads, with their Arrow types (the file may hold more).
+#: The columns the explorer reads (the file holds more), with their Arrow types from the writer's schema.
 COLUMNS: dict[str, pa.DataType] = {
-    "id": pa.string(), "correct": pa.bool_(), "parse_failed": pa.bool_(), "has_corrupted": pa.bool_(),
-    "followed_corruption": pa.bool_(), "copied_evidence": pa.bool_(), "copied_corrupted": pa.bool_(),
-    "leaked_evidence": pa.bool_(), "flip": pa.string(), "twin_cell_id": pa.string(),
-    "error_types": pa.string(), "hit_tags": pa.string(),
+    name: ATTRIBUTION_SCHEMA.field(name).type
+    for name in ("id", "correct", "parse_failed", "has_corrupted", "followed_corruption", "copied_evidence",
+                 "copied_corrupted", "leaked_evidence", "flip", "twin_cell_id", "error_types", "hit_tags")
 }
-FLIPS = ("helped", "hurt", "unchanged")
+FLIPS = (HELPED, HURT, UNCHANGED)
+__all__ = ["ATTRIBUTION_FILE", "COLUMNS", "FLIPS", "read_attribution"]
 
 
 def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]] | None:
     """Attribution by instance id, with `error_types` and `hit_tags` decoded; ``None`` when the cell has
     no attribution file. A malformed file fails naming the file, the column or the row."""
-    path = cell_dir / ATTRIBUTION_FILE
-    if not path.is_file():
+    table = attribution_table(cell_dir)
+    if table is None:
         return None
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise DataError(f"unreadable attribution ({e})", path=path) from e
+    path = cell_dir / ATTRIBUTION_FILE
     for name, kind in COLUMNS.items():
         if name not in table.column_names:
             raise DataError("missing column", path=path, field=name)

@@ -46,7 +46,7 @@ def read_verdict(task: str, generation: Generation, labels: Sequence[str] | None
 
 def read_label(task: str, text: str, labels: Sequence[str] | None) -> str | None:
     """The canonical label in `text` (the task's robust parser), ``None`` when there is none."""
-    from biorab.parsing import parse
+    from biorab.tasks import parse
 
     if not text.strip():
         return None

@@ -28,7 +28,7 @@ from biorab.ral.parts.testbeds import testbed_corpus
 if TYPE_CHECKING:
     from biorab.experiment import ExperimentConfig
     from biorab.ral.parts.assembly import RALParts
-    from biorab.ral.parts.method_corpora import DeclaredBackend, MethodCorpora
+    from biorab.ral.parts.method_corpora import DeclaredBackend, MethodCorpora, MethodSetting
 
 
 @dataclass(frozen=True)
@@ -56,13 +56,13 @@ def stored_digest(folder: Path) -> str | None:
     return str(json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))["digest"])
 
 
-def ensure_method_corpus(parts: RALParts, methods: MethodCorpora) -> Path:
-    """The folder of `parts`' transformed corpus (`method_folder`), transformed now with `methods`' backend
-    when it is not stored yet. Runs and Serve both come here through the assembly, so a served RAL indexes
-    exactly the corpus an evaluated cell with the same blocks indexes."""
-    r, declared = parts.retrieval, methods.declared
-    source, truth = testbed_corpus(r.testbed, parts.dataset, rate=r.rate, seed=parts.seed,
-                                   data_dir=parts.data_dir)
+def ensure_method_corpus(setting: MethodSetting, methods: MethodCorpora) -> Path:
+    """The folder of `setting`'s transformed corpus (`method_folder`), transformed now with `methods`'
+    backend when it is not stored yet. Runs and Serve both come here through the assembly, so a served RAL
+    indexes exactly the corpus an evaluated cell with the same blocks indexes."""
+    r, declared = setting, methods.declared
+    source, truth = testbed_corpus(r.testbed, setting.dataset, rate=r.rate, seed=setting.seed,
+                                   data_dir=setting.data_dir)
     folder = method_folder(declared, r.method, source.digest, methods.cache_root)
     if not is_complete(folder):
         if methods.on_transform is not None:

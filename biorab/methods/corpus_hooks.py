@@ -6,22 +6,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biorab.common.errors import ConfigError
-from biorab.methods.corpus_transform import LiveTransform
+from biorab.methods.corpus_transform import METHODS, LiveTransform
 from biorab.methods.store import StoredTransform
 
 if TYPE_CHECKING:
-    from biorab.ral.parts.assembly import RALParts
-    from biorab.ral.parts.method_corpora import MethodCorpora
+    from biorab.ral.parts.method_corpora import MethodCorpora, MethodSetting
 
 
 class PaperCorpusMethod:
     """Detect-and-Correct and LLM labeling: stored transforms under the cache, or live ones."""
 
-    def prepare(self, parts: RALParts, methods: MethodCorpora) -> Path:
-        """The folder of `parts`' transformed corpus (`biorab.methods.apply.ensure_method_corpus`)."""
+    def prepare(self, setting: MethodSetting, methods: MethodCorpora) -> Path:
+        """The folder of `setting`'s transformed corpus (`biorab.methods.apply.ensure_method_corpus`)."""
         from biorab.methods.apply import ensure_method_corpus
 
-        return ensure_method_corpus(parts, methods)
+        return ensure_method_corpus(setting, methods)
+
+    def testbeds(self, method: str) -> tuple[str, ...]:
+        """The testbeds `method` applies to (`biorab.methods.corpus_transform.METHODS`)."""
+        return METHODS[method]
 
     def hook(self, method: str, *, corpus_dir: str | None = None, generator: Any = None,
              sampling: Any = None) -> StoredTransform | LiveTransform:

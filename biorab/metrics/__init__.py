@@ -15,11 +15,9 @@ from biorab.metrics.awareness import AwarenessReport, negative_awareness
 from biorab.metrics.base import Metric
 from biorab.metrics.paired import McNemarResult, PairedComparison, compare, mcnemar, paired_bootstrap
 from biorab.metrics.score_records import MetricValue, ScoreReport
-from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS, score, task_metrics
+from biorab.metrics.task_scoring import score, task_metrics
 
 __all__ = [
-    "PRIMARY_METRIC",
-    "TASK_METRICS",
     "AwarenessReport",
     "McNemarResult",
     "Metric",

@@ -5,8 +5,6 @@ accuracy, the awareness answer convention, and the leak share. Only names shown 
 
 from __future__ import annotations
 
-from biorab.common.registry import TASKS
-
 #: The metric keys of a single-label task that equal its accuracy (the unprefixed ones are micro).
 EQUAL_TO_ACCURACY: frozenset[str] = frozenset(
     {"precision", "recall", "f1", "micro_precision", "micro_recall", "micro_f1"}
@@ -32,35 +30,25 @@ LEAK_SHARE = (
 )
 
 
-def single_label(task: str) -> bool:
-    """True for a single-label task (its task type is `closed`): one gold and one predicted label per
-    instance, so every instance adds one to the micro-averaged true positives or one false positive and one
-    false negative; micro P = R = F1 = accuracy.
+def display_name(single_label: bool, metric: str) -> str:
+    """The name a report shows for `metric` of a task: ``accuracy (micro_f1)`` where it equals accuracy
+    (`single_label`: the task is single-label, `biorab.tasks.single_label`).
 
-    >>> single_label("qa"), single_label("no such task")
-    (True, False)
+    >>> display_name(True, "micro_f1"), display_name(True, "macro_f1"), display_name(False, "micro_f1")
+    ('accuracy (micro_f1)', 'macro_f1', 'micro_f1')
     """
-    return task in TASKS and bool(TASKS.get(task).closed)
-
-
-def display_name(task: str, metric: str) -> str:
-    """The name a report shows for `metric` of `task`: ``accuracy (micro_f1)`` where it equals accuracy.
-
-    >>> display_name("classification", "micro_f1"), display_name("qa", "macro_f1")
-    ('accuracy (micro_f1)', 'macro_f1')
-    """
-    if single_label(task) and metric in EQUAL_TO_ACCURACY:
+    if single_label and metric in EQUAL_TO_ACCURACY:
         return f"accuracy ({metric})"
     return metric
 
 
-def headline_name(task: str, metric: str) -> str:
+def headline_name(single_label: bool, metric: str) -> str:
     """The headline metric's name in a sweep table: ``accuracy`` where it equals it, else the metric with
-    spaces (``macro f1``).
+    spaces (``macro f1``; `single_label`: as in `display_name`).
 
-    >>> headline_name("link_prediction", "micro_f1"), headline_name("qa", "macro_f1")
+    >>> headline_name(True, "micro_f1"), headline_name(True, "macro_f1")
     ('accuracy', 'macro f1')
     """
-    if single_label(task) and metric in EQUAL_TO_ACCURACY:
+    if single_label and metric in EQUAL_TO_ACCURACY:
         return "accuracy"
     return metric.replace("_", " ")

@@ -15,8 +15,7 @@ from biorab.common.records import Prediction
 from biorab.common.registry import METRICS
 from biorab.metrics.base import InstanceTable, Metric
 from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
-from biorab.metrics.tables import check_task, instance_table, resolve_labels
-from biorab.metrics.task_scoring import PRIMARY_METRIC, TASK_METRICS
+from biorab.metrics.tables import ScoredTask, instance_table, resolve_labels
 
 EXACT_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial test
 
@@ -141,7 +140,7 @@ def paired_bootstrap(
 
 
 def compare(
-    task: str,
+    kind: ScoredTask,
     golds: Sequence[str],
     predictions_a: Sequence[Prediction],
     predictions_b: Sequence[Prediction],
@@ -155,11 +154,11 @@ def compare(
     """Compare system B with system A on the same instances.
 
     Args:
-        task: a registered task (`biorab.common.registry.TASKS`).
+        kind: the task type (`biorab.tasks.get_task`).
         golds: canonical gold labels shared by both systems.
         predictions_a: the baseline's parsed predictions, aligned with `golds`.
         predictions_b: the other system's predictions, aligned with `golds`.
-        metric: a metric of the task (default its headline metric, `PRIMARY_METRIC`).
+        metric: a metric of the task (default its headline metric, `TaskType.headline`).
         labels: label set of a single-label task (default: sorted gold labels).
         n_boot: paired bootstrap resamples.
         seed: seed of the resampling.
@@ -168,15 +167,14 @@ def compare(
     Raises:
         DataError: misaligned inputs, bad golds, or a metric that does not belong to the task.
     """
-    kind = check_task(task)
-    name = metric or PRIMARY_METRIC[task]
-    comparable = [m for m in TASK_METRICS[task] if m not in ("auroc", "auprc")]
+    name = metric or kind.headline
+    comparable = [m for m in kind.metrics if m not in ("auroc", "auprc")]
     if name not in comparable:
-        raise DataError(f"metric {name!r} cannot compare {task} predictions; use one of {comparable}")
+        raise DataError(f"metric {name!r} cannot compare {kind.name} predictions; use one of {comparable}")
     if labels is None and kind.closed:
         labels = resolve_labels(golds, None)
-    table_a = instance_table(task, golds, predictions_a, labels=labels, triple_matching=triple_matching)
-    table_b = instance_table(task, golds, predictions_b, labels=labels, triple_matching=triple_matching)
+    table_a = instance_table(kind, golds, predictions_a, labels=labels, triple_matching=triple_matching)
+    table_b = instance_table(kind, golds, predictions_b, labels=labels, triple_matching=triple_matching)
     scorer: Metric = build(METRICS, name)
     low, high, p_value = paired_bootstrap(table_a, table_b, scorer, n_boot=n_boot, seed=seed)
     value_a, value_b = scorer.compute(table_a), scorer.compute(table_b)

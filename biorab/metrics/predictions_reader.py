@@ -11,13 +11,13 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from biorab.common.errors import DataError
 from biorab.common.file_sniffing import is_parquet, json_error_text
-from biorab.common.registry import TASKS
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "gold", "generation")
 
@@ -35,8 +35,10 @@ class ScoreRow:
     options: dict[str, str] | None = None
 
 
-def read_score_rows(path: str | Path, *, task: str) -> list[ScoreRow]:
-    """Read and validate every row of `path`; rows must all be of `task`. Blank lines are skipped.
+def read_score_rows(path: str | Path, *, task: str, known_tasks: Collection[str]) -> list[ScoreRow]:
+    """Read and validate every row of `path`; rows must all be of `task`, and a row's task one of
+    `known_tasks` (the registered tasks, `biorab.tasks.task_names`: handed in, as this package reads no
+    task registry). Blank lines are skipped.
 
     Raises:
         DataError: missing file, non-UTF-8 bytes, bad JSON, a missing or mistyped field, an unknown task,
@@ -57,7 +59,7 @@ def read_score_rows(path: str | Path, *, task: str) -> list[ScoreRow]:
         text = _decode(raw, path, number)
         if not text.strip():
             continue
-        row = _row(_json_object(text, path, number), path, number, task)
+        row = _row(_json_object(text, path, number), path, number, task, known_tasks)
         if row.id in first_line:
             raise DataError(
                 f"duplicate id {row.id!r} (first on line {first_line[row.id]}, again on line {number})",
@@ -89,7 +91,7 @@ def _json_object(text: str, path: Path, line: int) -> dict[str, Any]:
     return value
 
 
-def _row(value: dict[str, Any], path: Path, line: int, task: str) -> ScoreRow:
+def _row(value: dict[str, Any], path: Path, line: int, task: str, known_tasks: Collection[str]) -> ScoreRow:
     for name in REQUIRED_FIELDS:
         if name not in value:
             raise DataError("missing field", path=path, line=line, field=name)
@@ -98,9 +100,9 @@ def _row(value: dict[str, Any], path: Path, line: int, task: str) -> ScoreRow:
             raise DataError(
                 f"expected a string, got {type(value[name]).__name__}", path=path, line=line, field=name
             )
-    if value["task"] not in TASKS:
+    if value["task"] not in known_tasks:
         raise DataError(
-            f"unknown task {value['task']!r}; known tasks: {', '.join(TASKS.names())}",
+            f"unknown task {value['task']!r}; known tasks: {', '.join(known_tasks)}",
             path=path,
             line=line,
             field="task",

@@ -8,24 +8,46 @@ unless a parser produced a non-canonical label.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from biorab.common.errors import ConfigError, DataError, UnknownNameError
+from biorab.common.errors import ConfigError, DataError
 from biorab.common.records import Prediction
-from biorab.common.registry import TASKS
 from biorab.metrics.confusion import LabelTable, label_table
 from biorab.metrics.triples import TRIPLE_MATCHING, Triple, TripleTable, parse_triples, triple_table
 
 
-def check_task(task: str) -> Any:
-    """The task type registered as `task` (`biorab.common.registry.TASKS`); `UnknownNameError` listing the
-    registered tasks otherwise."""
-    if task not in TASKS:
-        raise UnknownNameError("task", task, TASKS.names())
-    return TASKS.get(task)()
+class ScoredTask(Protocol):
+    """What scoring asks of a task type (`biorab.tasks.task_types.TaskType`, the entry point: `TaskType.score`
+    calls this package with itself). The task is handed in, never looked up by name: this package reads no
+    task registry."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def labels_fixed(self) -> bool: ...
+
+    @property
+    def metrics(self) -> tuple[str, ...]: ...
+
+    @property
+    def headline(self) -> str: ...
+
+    def instance_table(
+        self, golds: Sequence[str], predictions: Sequence[Prediction], labels: Sequence[str] | None,
+        triple_matching: str,
+    ) -> Any: ...
+
+    def gold_error(self, gold: str, labels: Sequence[str] | None) -> str | None: ...
+
+    def parse(self, text: str, *, mode: str = "robust", labels: Sequence[str] | None = None,
+              options: Mapping[str, str] | None = None) -> Prediction: ...
 
 
 def resolve_labels(golds: Sequence[str], labels: Sequence[str] | None) -> tuple[str, ...]:
@@ -42,16 +64,15 @@ def resolve_labels(golds: Sequence[str], labels: Sequence[str] | None) -> tuple[
 
 
 def instance_table(
-    task: str,
+    kind: ScoredTask,
     golds: Sequence[str],
     predictions: Sequence[Prediction],
     *,
     labels: Sequence[str] | None = None,
     triple_matching: str = "normalized",
 ) -> LabelTable | TripleTable:
-    """Validate and index one prediction set for `task`: the table its task type's metrics read
+    """Validate and index one prediction set for the task type `kind`: the table its metrics read
     (`TaskType.instance_table`; `triple_matching`: see `TRIPLE_MATCHING`)."""
-    kind = check_task(task)
     if len(golds) != len(predictions):
         raise DataError(f"{len(golds)} gold labels but {len(predictions)} predictions")
     if not golds:

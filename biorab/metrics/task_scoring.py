@@ -2,52 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from biorab.common.build import build
 from biorab.common.records import Prediction
-from biorab.common.registry import METRICS, TASKS
+from biorab.common.registry import METRICS
 from biorab.metrics.base import Metric
 from biorab.metrics.bootstrap import metric_values
 from biorab.metrics.score_records import ScoreReport
-from biorab.metrics.tables import check_task, instance_table
+from biorab.metrics.tables import ScoredTask, instance_table
 
 
-class _ByTask(Mapping[str, Any]):
-    """A read-only view, task name -> one attribute of its task type, over `biorab.common.registry.TASKS` (so
-    a
-    newly registered task appears without an edit here)."""
-
-    def __init__(self, attribute: str) -> None:
-        self._attribute = attribute
-
-    def __getitem__(self, task: str) -> Any:
-        if task not in TASKS:
-            raise KeyError(task)
-        return getattr(TASKS.get(task), self._attribute)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(TASKS.names())
-
-    def __len__(self) -> int:
-        return len(TASKS.names())
-
-
-#: The metrics of each task, in report order (`TaskType.metrics`).
-TASK_METRICS: Mapping[str, tuple[str, ...]] = _ByTask("metrics")
-#: The headline metric of each task in the paper's Table 1 (`TaskType.headline`: micro F1; macro F1 for QA
-#: and NLI).
-PRIMARY_METRIC: Mapping[str, str] = _ByTask("headline")
-
-
-def task_metrics(task: str) -> list[Metric]:
-    """The metric objects of `task`, built through the `METRICS` registry."""
-    return [build(METRICS, name) for name in check_task(task).metrics]
+def task_metrics(kind: ScoredTask) -> list[Metric]:
+    """The metric objects of the task type `kind` (`TaskType.metrics`), built through the `METRICS`
+    registry."""
+    return [build(METRICS, name) for name in kind.metrics]
 
 
 def score(
-    task: str,
+    kind: ScoredTask,
     golds: Sequence[str],
     predictions: Sequence[Prediction],
     *,
@@ -56,10 +29,11 @@ def score(
     seed: int = 0,
     triple_matching: str = "normalized",
 ) -> ScoreReport:
-    """Score `predictions` against canonical `golds` with every metric of `task`.
+    """Score `predictions` against canonical `golds` with every metric of the task type `kind` (what
+    `TaskType.score` calls: ask the task, ``get_task("qa").score(...)``).
 
     Args:
-        task: a registered task (`biorab.common.registry.TASKS`).
+        kind: the task type (`biorab.tasks.get_task`).
         golds: canonical gold labels, one per instance (triples: ``head|relation|tail`` lines).
         predictions: parsed predictions, aligned with `golds`; ``ok=False`` is a parse failure, which
             counts as a wrong answer (for triples: as predicting no triple).
@@ -78,17 +52,17 @@ def score(
     Raises:
         DataError: misaligned inputs, no instances, a malformed gold (naming the instance) or a gold label
             outside `labels`.
-        UnknownNameError: `task` is not a known task.
 
     >>> from biorab.common.records import Prediction
-    >>> report = score("qa", ["(A)", "(B)"], [Prediction("(A)", "(A)", True), Prediction(None, "?", False)],
-    ...                n_boot=0)
+    >>> from biorab.tasks import get_task
+    >>> report = score(get_task("qa"), ["(A)", "(B)"],
+    ...                [Prediction("(A)", "(A)", True), Prediction(None, "?", False)], n_boot=0)
     >>> report.metrics["accuracy"].value, report.parse_failures
     (0.5, 1)
     """
-    table = instance_table(task, golds, predictions, labels=labels, triple_matching=triple_matching)
+    table = instance_table(kind, golds, predictions, labels=labels, triple_matching=triple_matching)
     usable, skipped = [], {}
-    for metric in task_metrics(task):
+    for metric in task_metrics(kind):
         reason = metric.skip_reason(table)
         if reason is None:
             usable.append(metric)

@@ -1,43 +1,43 @@
 """Parsing model output into `Prediction`s: two registered modes, ``strict_original`` and ``robust``.
 
-`parse` never raises on model output: an answer it cannot recover is ``Prediction(None, raw, ok=False)``.
-Only a programming error (an unknown task or mode) raises, as `UnknownNameError`.
+The task type is the entry point (`biorab.tasks.TaskType.parse`, `biorab.tasks.Template.parse`, or
+`biorab.tasks.parse` by task name); it calls `parse_with` here with its own rules. This package reads no
+task registry: it is the machinery below the tasks. Parsing never raises on model output: an answer it
+cannot recover is ``Prediction(None, raw, ok=False)``. Only a programming error (an unknown task or mode)
+raises, as `UnknownNameError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
-from biorab.common.records import Example, Prediction
-from biorab.common.registry import PARSERS, TASKS
-from biorab.parsing.base import Parser, failure, option_letters, success
+from biorab.common.records import Prediction
+from biorab.common.registry import PARSERS
+from biorab.parsing.base import Parser, TaskRules, failure, option_letters, success
 from biorab.parsing.choices import parse_choice
 from biorab.parsing.closed_labels import normalize, parse_label
 from biorab.parsing.robust import RobustParser
 from biorab.parsing.strict import StrictOriginalParser
 from biorab.parsing.triples import format_triples, parse_triples
 
-if TYPE_CHECKING:
-    from biorab.tasks.template import Template
-
 MODES: tuple[str, ...] = ("strict_original", "robust")
 
 
-def parse(
-    task: str,
+def parse_with(
+    rules: TaskRules,
     text: str,
     *,
     mode: str = "robust",
     labels: Sequence[str] | None = None,
     options: Mapping[str, str] | None = None,
 ) -> Prediction:
-    """Parse one model output for `task`.
+    """Parse one model output with a task type's `rules` in `mode` (what `TaskType.parse` calls; ask the
+    task: ``get_task("qa").parse(text)``, or a template: `Template.parse`).
 
     Args:
-        task: a registered task (`biorab.common.registry.TASKS`); its task type holds the rule of each mode.
+        rules: the task type (`biorab.tasks.task_types.TaskType`): it holds the rule of each mode.
         text: the raw continuation (or, as the original stored it, prompt + continuation).
-        mode: ``robust`` (default) or ``strict_original``.
+        mode: ``robust`` (default) or ``strict_original``; another name raises `UnknownNameError`.
         labels: the closed label set (for triples: the relation set, used to canonicalise relations;
             for QA: ``("(A)", ...)``, default A-E).
         options: QA option texts by letter (``{"A": "Atrophy"}``), so an answer that quotes an option's
@@ -46,35 +46,16 @@ def parse(
     Returns:
         The `Prediction` (canonical label, the raw text, ok); never raises on `text`.
 
-    >>> parse("qa", " (B) Hyperophy\\n\\nQuestion: next one", labels=["(A)", "(B)", "(C)", "(D)"]).label
+    >>> from biorab.tasks import get_task
+    >>> parse_with(get_task("qa"), " (B) Hyperophy\\n\\nQuestion: next one", labels=["(A)", "(B)"]).label
     '(B)'
-    >>> parse("classification", "maybe", labels=["1", "0"])
-    Prediction(label=None, raw='maybe', ok=False, scores=None)
+    >>> parse_with(get_task("qa"), None)  # not text: a failure, never an exception
+    Prediction(label=None, raw='', ok=False, scores=None)
     """
     parser: Parser = PARSERS.get(mode)()
-    TASKS.get(task)  # an unknown task raises here, listing the registered ones
     if not isinstance(text, str):
         return failure("" if text is None else str(text))
-    return parser.parse(task, text, labels=labels, options=options)
-
-
-def parse_for_template(
-    template: Template, text: str, *, mode: str = "robust", example: Example | None = None
-) -> Prediction:
-    """Parse `text` with the task and label set of the `template` it was generated from.
-
-    The task picks the label set of the instance (`TaskType.parse_labels`: for QA the option letters of
-    ``example.fields["options"]``, so a five-option question accepts ``(E)``); the options' texts go to the
-    parser, so an answer quoting an option's text is recovered.
-
-    >>> from biorab.tasks import get_template
-    >>> parse_for_template(get_template("hetionet"), " Participates.\\n\\nExample: ...").label
-    'participates'
-    """
-    labels: Sequence[str] = TASKS.get(template.task)().parse_labels(template.labels, example)
-    options = example.fields.get("options") if example is not None else None
-    return parse(template.task, text, mode=mode, labels=labels,
-                 options=options if isinstance(options, Mapping) else None)
+    return parser.parse(rules, text, labels=labels, options=options)
 
 
 __all__ = [
@@ -86,10 +67,10 @@ __all__ = [
     "format_triples",
     "normalize",
     "option_letters",
-    "parse",
+    "TaskRules",
     "parse_choice",
-    "parse_for_template",
     "parse_label",
     "parse_triples",
+    "parse_with",
     "success",
 ]

@@ -1,4 +1,8 @@
-"""What every parser mode shares: the `Parser` protocol and the two ways a parse ends."""
+"""What every parser mode shares: the `Parser` protocol, what a mode asks of a task (`TaskRules`), and the
+two ways a parse ends.
+
+The rules live with the task types (`biorab.tasks`), which call this package: a parser is handed the task
+type's rules and never looks a task up by name (this package reads no task registry)."""
 
 from __future__ import annotations
 
@@ -8,18 +12,29 @@ from typing import Protocol
 from biorab.common.records import Prediction
 
 
+class TaskRules(Protocol):
+    """A task type's rule for each parser mode (`biorab.tasks.task_types.TaskType`)."""
+
+    def parse_robust(
+        self, text: str, labels: Sequence[str] | None, options: Mapping[str, str] | None
+    ) -> Prediction: ...
+
+    def parse_strict(self, text: str, labels: Sequence[str] | None) -> Prediction: ...
+
+
 class Parser(Protocol):
     """A parser mode (registered in `biorab.common.registry.PARSERS`). It never raises on model output."""
 
     def parse(
         self,
-        task: str,
+        rules: TaskRules,
         text: str,
         *,
         labels: Sequence[str] | None = None,
         options: Mapping[str, str] | None = None,
     ) -> Prediction:
-        """Parse `text` (a model continuation, or the original's prompt + continuation) for `task`."""
+        """Parse `text` (a model continuation, or the original's prompt + continuation) with the task's
+        `rules`."""
         ...
 
 

@@ -12,10 +12,10 @@ prediction) or first line (classification, NLI) of the answer. Each task type ow
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from biorab.common.records import Prediction
-from biorab.common.registry import PARSERS, TASKS
+from biorab.common.registry import PARSERS
+from biorab.parsing.base import TaskRules
 
 
 @PARSERS.register("robust")
@@ -24,12 +24,10 @@ class RobustParser:
 
     def parse(
         self,
-        task: str,
+        rules: TaskRules,
         text: str,
         *,
         labels: Sequence[str] | None = None,
         options: Mapping[str, str] | None = None,
     ) -> Prediction:
-        kind: Any = TASKS.get(task)()
-        prediction: Prediction = kind.parse_robust(text, labels, options)
-        return prediction
+        return rules.parse_robust(text, labels, options)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from biorab.common.records import Prediction
-from biorab.common.registry import PARSERS, TASKS
-from biorab.parsing.base import failure, option_letters, success
+from biorab.common.registry import PARSERS
+from biorab.parsing.base import TaskRules, failure, option_letters, success
 from biorab.parsing.segments import strict_lines, strict_response
 
 _CHOICE = re.compile(r"\(([A-Z])\)")
@@ -100,12 +99,10 @@ class StrictOriginalParser:
 
     def parse(
         self,
-        task: str,
+        rules: TaskRules,
         text: str,
         *,
         labels: Sequence[str] | None = None,
         options: Mapping[str, str] | None = None,
     ) -> Prediction:
-        kind: Any = TASKS.get(task)()
-        prediction: Prediction = kind.parse_strict(text, labels)
-        return prediction
+        return rules.parse_strict(text, labels)

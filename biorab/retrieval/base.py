@@ -113,6 +113,15 @@ class IndexedRetriever(ABC):
 
     name: ClassVar[str]
     Params: ClassVar[type[RetrieverParams]]
+    #: Whether building this retriever to read its fingerprint costs no model (``biorab plan`` computes the
+    #: hit keys of such cells exactly and estimates the others: `biorab.sweep.prompts`).
+    cheap_fingerprint: ClassVar[bool] = False
+
+    @classmethod
+    def encoder_params(cls, encoder: str | None, model: str | None) -> dict[str, Any] | None:
+        """This retriever's params for `biorab retrieve`'s ``--encoder`` / ``--model`` flags (``None``: it
+        takes no encoder)."""
+        return None
 
     def __init__(
         self, params: RetrieverParams | None = None, *, cache_root: str | Path | None = None

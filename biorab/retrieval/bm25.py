@@ -54,6 +54,7 @@ class BM25Retriever(IndexedRetriever):
 
     name = "bm25"
     Params = BM25Params
+    cheap_fingerprint = True  # no model: its fingerprint is its params and the bm25s version
 
     def __init__(self, params: BM25Params | None = None, **context: object) -> None:
         super().__init__(params, **context)  # type: ignore[arg-type]

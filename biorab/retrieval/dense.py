@@ -97,6 +97,11 @@ class DenseRetriever(IndexedRetriever):
     name = "dense"
     Params = DenseParams
 
+    @classmethod
+    def encoder_params(cls, encoder: str | None, model: str | None) -> dict[str, Any] | None:
+        """The encoder preset (``minilm`` when none is given) and the model folder or hub id, if given."""
+        return {"encoder": encoder or "minilm", **({"model": model} if model else {})}
+
     def __init__(self, params: DenseParams | None = None, **context: Any) -> None:
         super().__init__(params, **context)
         self.params: DenseParams

@@ -51,6 +51,14 @@ class HybridRetriever:
 
     name = "hybrid"
     Params = HybridParams
+    cheap_fingerprint = False  # its parts may need a model (the default second part is dense)
+
+    @classmethod
+    def encoder_params(cls, encoder: str | None, model: str | None) -> dict[str, Any] | None:
+        """The encoder flags go to the dense second part (the first stays BM25)."""
+        from biorab.common.registry import RETRIEVERS
+
+        return {"second": {"name": "dense", "params": RETRIEVERS.get("dense").encoder_params(encoder, model)}}
 
     def __init__(self, params: HybridParams | None = None, *, cache_root: str | Path | None = None) -> None:
         from biorab.retrieval import build_retriever

@@ -60,7 +60,7 @@ class CellRecord:
 
 def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list[CellRecord], list[str]]:
     """Every finished cell of the sweep, and the runs that have no results yet."""
-    from biorab.metrics.task_scoring import PRIMARY_METRIC
+    from biorab.tasks import PRIMARY_METRIC
 
     # keyed by the whole cell spec: two sweep cells that differ only in a dataset limit or their sampling
     # (two blocks) are two cells here too

@@ -10,7 +10,6 @@ templates, corpus digests, rendered prompts) is computed once per plan; corpus d
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +26,6 @@ from biorab.sweep.keys import hits_keys
 if TYPE_CHECKING:
     from biorab.corpora.corpus import LineMemo
     from biorab.corpora.testbeds import Loader
-
-#: Retrievers whose fingerprint needs no model (computed in the plan); others are estimated.
-CHEAP_RETRIEVERS = frozenset({"bm25", "original"})
-
 
 @dataclass
 class CellPrompts:
@@ -53,7 +48,7 @@ class PromptPlanner:
     def __init__(self, hit_store: HitStore | None, digest_cache: Path | None = None) -> None:
         self.hit_store = hit_store
         self._slices: dict[tuple[Any, ...], list[Example]] = {}
-        self._templates: dict[tuple[str, str], Any] = {}
+        self._templates: dict[tuple[str, str, str | None], Any] = {}
         self._fingerprints: dict[str, str | None] = {}
         self._rendered: dict[tuple[Any, ...], CellPrompts] = {}
         self._frames: dict[tuple[str, str], int] = {}
@@ -69,12 +64,18 @@ class PromptPlanner:
             self._slices[key] = load_slice(cell, cell.config.data_dir)
         return self._slices[key]
 
-    def template(self, dataset: str, variant: str) -> Any:
-        from biorab.tasks import get_template
+    def template(self, cell: Cell, examples: list[Example]) -> Any:
+        """The template the cell's run renders with: its assembly's (`RALParts.template`: the entry's
+        variant, for the task of the slice's instances, as `biorab.runner.plan.cell_slices.make_plan`
+        gives it), once per (dataset, variant, task)."""
+        from biorab.ral.parts.assembly import assemble
 
-        if (dataset, variant) not in self._templates:
-            self._templates[(dataset, variant)] = get_template(dataset, variant=variant)
-        return self._templates[(dataset, variant)]
+        task = examples[0].task if examples else None
+        key = (cell.dataset.name, cell.retrieval.template, task)
+        if key not in self._templates:
+            self._templates[key] = assemble(dataset=cell.dataset.name, retrieval=cell.retrieval, task=task,
+                                            seed=cell.config.seed, data_dir=cell.config.data_dir).template
+        return self._templates[key]
 
     def cell(self, cell: Cell) -> CellPrompts:
         """The cell's prompts (shared by every model: prompts do not depend on the backend)."""
@@ -88,7 +89,7 @@ class PromptPlanner:
         from biorab.ral import render_prompt
 
         examples = self.examples(cell)
-        template = self.template(cell.dataset.name, cell.retrieval.template)
+        template = self.template(cell, examples)
         out = CellPrompts()
         if not cell.retrieval.retrieves:
             out.exact = [render_prompt(template, ex, []) for ex in examples]
@@ -97,7 +98,7 @@ class PromptPlanner:
         keys = self._hit_keys(cell, examples)
         found = self.hit_store.get_many(list(keys.values())) if keys and self.hit_store else {}
         setting = _setting_key(cell)
-        frame = self._frame(cell.dataset.name, cell.retrieval.template, examples)
+        frame = self._frame(cell.dataset.name, cell.retrieval.template, template, examples)
         order = self._order(cell) if found else None
         for ex in examples:
             hit_key = keys.get(ex.id) or f"est:{setting}:{ex.text}"
@@ -122,7 +123,7 @@ class PromptPlanner:
         return assemble(dataset=cell.dataset.name, retrieval=cell.retrieval, seed=cfg.seed,
                         data_dir=cfg.data_dir).hit_order()
 
-    def _frame(self, dataset: str, variant: str, examples: list[Example]) -> int:
+    def _frame(self, dataset: str, variant: str, template: Any, examples: list[Example]) -> int:
         """Characters a zero-shot prompt of this template adds to the instance text (instruction and
         scaffolding), from the slice's first instance: a retrieving prompt is estimated as this frame
         plus the instance and `k` retrieved examples about as long as it."""
@@ -130,7 +131,7 @@ class PromptPlanner:
 
         if (dataset, variant) not in self._frames:
             first = examples[0]
-            zero_shot = render_prompt(self.template(dataset, variant), first, []).text
+            zero_shot = render_prompt(template, first, []).text
             self._frames[(dataset, variant)] = len(zero_shot) - len(first.text) - 40
         return self._frames[(dataset, variant)]
 
@@ -153,11 +154,14 @@ class PromptPlanner:
         return {ex.id: key for ex, key in zip(examples, keys, strict=True)}
 
     def _fingerprint(self, r: RetrievalSpec) -> str | None:
+        from biorab.common.registry import RETRIEVERS
         from biorab.retrieval import build_retriever
 
         key = json.dumps([r.retriever, r.retriever_params], sort_keys=True, default=str)
         if key not in self._fingerprints:
-            cheap = r.retriever in CHEAP_RETRIEVERS
+            # The retriever declares whether its fingerprint needs no model (`cheap_fingerprint`).
+            cheap = r.retriever in RETRIEVERS and bool(
+                RETRIEVERS.attribute_of(r.retriever, "cheap_fingerprint"))
             built = build_retriever(r.retriever, r.retriever_params) if cheap else None
             self._fingerprints[key] = built.fingerprint if built is not None else None
         return self._fingerprints[key]
@@ -178,8 +182,8 @@ class CorpusDigests:
 
     The runner keys hits by the digest of the corpus's content, so a plan must know it exactly: a digest of
     the source files would not do. A cold plan therefore builds the testbed corpora, sharing what they
-    share: each training split is loaded once per plan, each item's canonical line encoded once, a diverse
-    corpus digested from its sources' labeled corpora, and a testbed that is another's item for item
+    share: each training split is loaded once per plan, each item's canonical line encoded once (a diverse
+    corpus repeats its sources' labeled items), and a testbed that is another's item for item
     (`SAME_CORPUS_AS`: negative awareness is counterfactual at 100%) not built twice. The digest is stored
     under the build's parameters (testbed, rate, dataset, seed, data folder) with the stat signature (name,
     size, mtime) of every file of the datasets the build read (recorded while building: the target's own,
@@ -202,7 +206,6 @@ class CorpusDigests:
         self._signatures: dict[Path, list[list[Any]]] = {}
         self._splits: dict[tuple[str, str], list[Example]] = {}
         self._lines: LineMemo = {}
-        self._labeled: dict[tuple[str, str], bytes] = {}  # (data root, dataset) -> labeled corpus bytes
 
     def _signature(self, folder: Path) -> list[list[Any]]:
         """[relative name, size, mtime_ns] of every file under `folder` (lists: they round-trip JSON)."""
@@ -239,27 +242,18 @@ class CorpusDigests:
             sources[name] = self._signature(root / name)  # before reading: a later edit invalidates
             return self._train(root, data_dir, name)
 
-        digest = self._digest(kind, rate, dataset, seed, load, str(root))
+        digest = self._digest(kind, rate, dataset, seed, load)
         self.data[key] = {"digest": digest, "sources": sources}
         self.dirty = True
         return digest
 
-    def _digest(self, kind: str, rate: float | None, dataset: str, seed: int, load: Loader, root: str) -> str:
-        """`build_corpus(...)[0].digest`, each item encoded once per plan; a diverse corpus is digested from
-        its sources' labeled corpora (its items, in order: `biorab.corpora.testbeds.build_diverse`)."""
-        from biorab.corpora import DIVERSE_POOL, build_corpus, canonical_jsonl, corpus_digest
+    def _digest(self, kind: str, rate: float | None, dataset: str, seed: int, load: Loader) -> str:
+        """`build_corpus(...)[0]`'s digest: the corpus built by its owner (`biorab.corpora.build_corpus`, what
+        `biorab.ral.parts.testbeds.testbed_corpus` builds for the run) from the plan's shared training
+        splits, each item's canonical line encoded once per plan (a diverse corpus repeats the pool's
+        labeled items)."""
+        from biorab.corpora import build_corpus, corpus_digest
 
-        pool = [name for name in DIVERSE_POOL if name != dataset]
-        if kind == "diverse" and rate is None and pool:
-            h = hashlib.sha256()
-            for name in pool:
-                if (root, name) not in self._labeled:
-                    labeled, _ = build_corpus("labeled", name, seed=seed, loader=load)
-                    self._labeled[(root, name)] = canonical_jsonl(labeled.items, self._lines)
-                else:
-                    load(name)  # recorded as a source
-                h.update(self._labeled[(root, name)])
-            return h.hexdigest()
         corpus, _ledger = build_corpus(kind, dataset, rate=rate, seed=seed, loader=load)
         return corpus_digest(corpus.items, self._lines)
 

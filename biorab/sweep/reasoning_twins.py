@@ -30,9 +30,9 @@ def reasoning_twin_grids(cells: list[CellRecord], *, n_boot: int, seed: int = 0)
     """The twins table (empty without a pair)."""
     from biorab.attribution.rates import rates
     from biorab.common.labels import LABELS
-    from biorab.metrics.paired import compare
     from biorab.metrics.predictions_scoring import triple_matching_for
     from biorab.sweep.significance import _aligned
+    from biorab.tasks import get_task
 
     pairs = twin_pairs(cells)
     if not pairs:
@@ -43,8 +43,9 @@ def reasoning_twin_grids(cells: list[CellRecord], *, n_boot: int, seed: int = 0)
         golds, preds_off, preds_on = _aligned(off, on)
         flips = [_answer(a) != _answer(b) for a, b in zip(preds_off, preds_on, strict=True)]
         flip = rates({"flip": (flips, [True] * len(flips))}, n_boot=n_boot, seed=seed)["flip"]
-        test = compare(on.task, golds, preds_off, preds_on, metric=on.metric, labels=LABELS.get(on.dataset),
-                       n_boot=n_boot, seed=seed, triple_matching=triple_matching_for("robust"))
+        test = get_task(on.task).compare(golds, preds_off, preds_on, metric=on.metric,
+                                         labels=LABELS.get(on.dataset), n_boot=n_boot, seed=seed,
+                                         triple_matching=triple_matching_for("robust"))
         label = f"{on.model} vs {off.model} / {on.retriever} / {on.corpus} / {on.dataset}"
         grid.rows.append((label, [
             (None, str(len(golds))), (None, _pct(flip.value, flip.ci_low, flip.ci_high)), (None, on.metric),

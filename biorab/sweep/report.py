@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from biorab.metrics.definitions import ACCURACY_IDENTITY, single_label
+from biorab.metrics.definitions import ACCURACY_IDENTITY
 from biorab.sweep.attribution_report import attribution_grids
 from biorab.sweep.claims_report import claim_grids
 from biorab.sweep.collect import CellRecord, collect, usage_by_model
@@ -16,6 +16,7 @@ from biorab.sweep.reasoning_twins import reasoning_twin_grids
 from biorab.sweep.robustness_report import ROBUSTNESS_PLOTS, SECTION, robustness_grids, robustness_plots
 from biorab.sweep.significance import Significance, versus_baselines
 from biorab.sweep.tables import build_tables, to_html, to_markdown
+from biorab.tasks import single_label
 
 LEGEND = ("Headline metric ×100 with its 95% bootstrap CI; **bold**: best in column; `*`: differs from the "
           "same LLM without retrieval (paired bootstrap on the same instances, Holm-corrected over this "

@@ -51,8 +51,8 @@ def versus_baselines(cells: list[CellRecord], *, n_boot: int, seed: int = 0,
     `not_comparable` (when given) with the reason, so one cell never ends the report."""
     from biorab.common.errors import BioRABError
     from biorab.common.labels import LABELS
-    from biorab.metrics.paired import compare
     from biorab.metrics.predictions_scoring import triple_matching_for
+    from biorab.tasks import get_task
 
     raw: dict[int, tuple[float, float, float]] = {}
     for i, cell in enumerate(cells):
@@ -65,7 +65,7 @@ def versus_baselines(cells: list[CellRecord], *, n_boot: int, seed: int = 0,
                                         f"({cell.n} and {base.n} instances)")
             continue
         try:
-            result = compare(cell.task, golds, preds_a, preds_b, metric=cell.metric,
+            result = get_task(cell.task).compare(golds, preds_a, preds_b, metric=cell.metric,
                              labels=LABELS.get(cell.dataset), n_boot=n_boot, seed=seed,
                              triple_matching=triple_matching_for("robust"))
         except BioRABError as e:  # e.g. nothing to score on the shared instances

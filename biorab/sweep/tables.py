@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from biorab.metrics.definitions import AWARENESS_CONVENTION, LEAK_SHARE, headline_name
 from biorab.sweep.collect import CellRecord
 from biorab.sweep.significance import Significance
+from biorab.tasks import single_label
 
 ALPHA = 0.05
 AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -216,7 +217,7 @@ def _awareness(cells: list[CellRecord]) -> Grid:
 
 def headline_note(cells: list[CellRecord]) -> str:
     """Which metric each dataset's column shows (accuracy where micro-F1 equals it)."""
-    shown = {c.dataset: headline_name(c.task, c.metric) for c in cells}
+    shown = {c.dataset: headline_name(single_label(c.task), c.metric) for c in cells}
     return "Headline metric per dataset: " + ", ".join(f"{d}: {m}" for d, m in shown.items()) + "."
 
 

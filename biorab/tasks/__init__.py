@@ -14,7 +14,15 @@ from biorab.tasks.awareness_probe import (
     describe_hit,
     render_awareness_probe,
 )
-from biorab.tasks.task_types import TaskType, get_task, task_names
+from biorab.tasks.task_types import (
+    PRIMARY_METRIC,
+    TASK_METRICS,
+    TaskType,
+    get_task,
+    parse,
+    single_label,
+    task_names,
+)
 from biorab.tasks.template import Template, format_options, render, render_training
 from biorab.tasks.template_catalog import COMMON_VARIANTS, get_template, template_datasets, template_variants
 from biorab.tasks.wrappers import inference_prompt, training_prompt
@@ -25,6 +33,8 @@ __all__ = [
     "AWARENESS_NEGATIVE",
     "AWARENESS_NOT_NEGATIVE",
     "COMMON_VARIANTS",
+    "PRIMARY_METRIC",
+    "TASK_METRICS",
     "TaskType",
     "Template",
     "awareness_target",
@@ -33,9 +43,11 @@ __all__ = [
     "get_task",
     "get_template",
     "inference_prompt",
+    "parse",
     "render",
     "render_awareness_probe",
     "render_training",
+    "single_label",
     "template_datasets",
     "task_names",
     "template_variants",

@@ -67,7 +67,7 @@ class MultiLabelClassification(TaskType):
     def templates(self, labels: tuple[str, ...]) -> dict[str, Template]:
         """The generic classification family (every common variant) with this task's instruction."""
         family = classification_templates(self.name, labels)
-        return {name: replace(t, task=self.name, instruction=t.instruction.replace(CLASSIFICATION_GENERIC,
+        return {name: replace(t, task_type=self, instruction=t.instruction.replace(CLASSIFICATION_GENERIC,
                                                                                    INSTRUCTION))
                 for name, t in family.items()}
 

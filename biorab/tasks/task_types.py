@@ -8,13 +8,18 @@ never branches on its name:
   the names of its label space a gold label uses (`label_names`: label frequencies, bring-your-own checks);
 - its template family (`templates`: the generic templates of a bring-your-own dataset of this task),
   its output constraint (`constraint`), stop sequences and training target (`format_target`);
-- its parser, one rule per parser mode (`parse_robust`, `parse_strict`);
-- its metrics (`metrics`, in report order; `headline`, the paper's Table 1 metric) and the instance table
-  they read (`instance_table`);
+- its parser, one rule per parser mode (`parse_robust`, `parse_strict`), and the entry point that runs it
+  (`parse`: `biorab.parsing` is the machinery it calls, and never looks a task up);
+- its metrics (`metrics`, in report order; `headline`, the paper's Table 1 metric), the instance table
+  they read (`instance_table`), and the entry points that score with them (`score_table`, `score`,
+  `compare`: `biorab.metrics` is the machinery, handed the task type, never reading the registry);
 - its corruption rule (`label_space`, `wrong_label`: how a counterfactual changes its label);
 - its answers as item sets (`answer_items`) and error types (`error_types`);
 - how people and the probe name it (`title`, `hit_description`) and how a bring-your-own row becomes an
   instance of it (`row_form`, a converter of `biorab.datasets.byo_tasks`).
+
+Callers that hold only a task's name ask it here, by name (`parse`, `single_label`, `TASK_METRICS`,
+`PRIMARY_METRIC`): the one place below the commands that reads the task registry.
 
 The base class is a closed-label task (one label of a list); each task type is one module of this package
 registered by one line in `biorab.common.registry.TASKS` (``"module:Class"``, imported on first use). The base
@@ -26,7 +31,7 @@ Dataset-specific wording lives in the templates (`biorab.tasks.template_catalog`
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -117,6 +122,14 @@ class TaskType:
     #: The headline metric (the paper's Table 1: micro F1; macro F1 for QA and NLI).
     headline: ClassVar[str] = "micro_f1"
 
+    # A task type holds no state (every fact is on its class): two instances of one type are the same task,
+    # so templates holding their task type compare and hash as before.
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
     # ---- prompts
 
     def templates(self, labels: tuple[str, ...]) -> dict[str, Template]:
@@ -138,6 +151,20 @@ class TaskType:
         return example.label
 
     # ---- parsing
+
+    def parse(self, text: str, *, mode: str = "robust", labels: Sequence[str] | None = None,
+              options: Mapping[str, str] | None = None) -> Prediction:
+        """Parse one model output of this task in `mode` (``robust`` or ``strict_original``) with this
+        task's rule (`biorab.parsing.parse_with`); never raises on `text`.
+
+        >>> get_task("qa").parse(" (B) Hyperophy\\n\\nQuestion: next one", labels=["(A)", "(B)"]).label
+        '(B)'
+        >>> get_task("classification").parse("maybe", labels=["1", "0"])
+        Prediction(label=None, raw='maybe', ok=False, scores=None)
+        """
+        from biorab.parsing import parse_with
+
+        return parse_with(self, text, mode=mode, labels=labels, options=options)
 
     def parse_labels(self, labels: Sequence[str], example: Example | None) -> Sequence[str]:
         """The label set to parse `example`'s output with (the template's `labels`, unless the instance
@@ -162,6 +189,28 @@ class TaskType:
         return strict_exact_line(text, labels)
 
     # ---- metrics
+
+    def score_table(self, golds: Sequence[str], predictions: Sequence[Prediction], *,
+                    labels: Sequence[str] | None = None, triple_matching: str = "normalized") -> Any:
+        """`instance_table`, validated (aligned inputs, at least one instance): `biorab.metrics.tables`."""
+        from biorab.metrics.tables import instance_table
+
+        return instance_table(self, golds, predictions, labels=labels, triple_matching=triple_matching)
+
+    def score(self, golds: Sequence[str], predictions: Sequence[Prediction], **options: Any) -> Any:
+        """Every metric of this task with bootstrap intervals (`biorab.metrics.score`; `options`: its
+        keywords), a `biorab.metrics.ScoreReport`."""
+        from biorab.metrics.task_scoring import score
+
+        return score(self, golds, predictions, **options)
+
+    def compare(self, golds: Sequence[str], predictions_a: Sequence[Prediction],
+                predictions_b: Sequence[Prediction], **options: Any) -> Any:
+        """System B against system A on the same instances (`biorab.metrics.compare`; `options`: its
+        keywords), a `biorab.metrics.PairedComparison`."""
+        from biorab.metrics.paired import compare
+
+        return compare(self, golds, predictions_a, predictions_b, **options)
 
     def instance_table(
         self, golds: Sequence[str], predictions: Sequence[Prediction], labels: Sequence[str] | None,
@@ -253,3 +302,51 @@ def get_task(name: str) -> TaskType:
 def task_names() -> tuple[str, ...]:
     """Every registered task, sorted."""
     return tuple(TASKS.names())
+
+
+def parse(task: str, text: str, *, mode: str = "robust", labels: Sequence[str] | None = None,
+          options: Mapping[str, str] | None = None) -> Prediction:
+    """`TaskType.parse` of the task registered as `task` (an unknown task or mode raises
+    `UnknownNameError`, listing the known ones).
+
+    >>> parse("qa", " (B) Hyperophy\\n\\nQuestion: next one", labels=["(A)", "(B)", "(C)", "(D)"]).label
+    '(B)'
+    """
+    return get_task(task).parse(text, mode=mode, labels=labels, options=options)
+
+
+def single_label(task: str) -> bool:
+    """True for a registered single-label task (its task type is `closed`): one gold and one predicted label
+    per instance, so every instance adds one to the micro-averaged true positives or one false positive and
+    one false negative; micro P = R = F1 = accuracy.
+
+    >>> single_label("qa"), single_label("no such task")
+    (True, False)
+    """
+    return task in TASKS and bool(TASKS.get(task).closed)
+
+
+class _ByTask(Mapping[str, Any]):
+    """A read-only view, task name -> one attribute of its task type, over `biorab.common.registry.TASKS` (so
+    a newly registered task appears without an edit here)."""
+
+    def __init__(self, attribute: str) -> None:
+        self._attribute = attribute
+
+    def __getitem__(self, task: str) -> Any:
+        if task not in TASKS:
+            raise KeyError(task)
+        return getattr(TASKS.get(task), self._attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TASKS.names())
+
+    def __len__(self) -> int:
+        return len(TASKS.names())
+
+
+#: The metrics of each task, in report order (`TaskType.metrics`).
+TASK_METRICS: Mapping[str, tuple[str, ...]] = _ByTask("metrics")
+#: The headline metric of each task in the paper's Table 1 (`TaskType.headline`: micro F1; macro F1 for QA
+#: and NLI).
+PRIMARY_METRIC: Mapping[str, str] = _ByTask("headline")

@@ -13,12 +13,28 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from biorab.common.errors import ConfigError, DataError
-from biorab.common.records import Example, Hit, OutputConstraint, Prompt
-from biorab.tasks.task_types import get_task
+from biorab.common.records import Example, Hit, OutputConstraint, Prediction, Prompt
 from biorab.tasks.wrappers import inference_prompt, training_prompt
+
+
+class TemplateTask(Protocol):
+    """What a template asks of its task type (`biorab.tasks.task_types.TaskType`): written here, so this
+    module imports no task type and the task types may name `Template` without an import circle."""
+
+    @property
+    def name(self) -> str: ...
+
+    def constraint(self, labels: Sequence[str]) -> OutputConstraint | None: ...
+
+    def format_target(self, example: Example, labels: Sequence[str] = ()) -> str: ...
+
+    def parse_labels(self, labels: Sequence[str], example: Example | None) -> Sequence[str]: ...
+
+    def parse(self, text: str, *, mode: str = "robust", labels: Sequence[str] | None = None,
+              options: Mapping[str, str] | None = None) -> Prediction: ...
 
 
 @dataclass(frozen=True)
@@ -27,7 +43,7 @@ class Template:
 
     Attributes:
         dataset: the dataset (or generic task) this template is for.
-        task: a registered task (`biorab.common.registry.TASKS`).
+        task_type: its task type (`biorab.tasks.get_task`; `task` is its registered name).
         variant: the named variant (``default``, ``bm25``, ``contriever``, ``negative_awareness``...).
         instruction: the instruction; ``{labels_tuple}`` is replaced by the label set written as a Python
             tuple (``('a', 'b')``, as the original printed it) and ``{labels_list}`` by ``a, b``.
@@ -54,7 +70,7 @@ class Template:
     """
 
     dataset: str
-    task: str
+    task_type: TemplateTask
     variant: str
     instruction: str
     labels: tuple[str, ...]
@@ -73,6 +89,11 @@ class Template:
     key_pattern: str | None = None
     key_format: str | None = None
 
+    @property
+    def task(self) -> str:
+        """The registered name of the task type (`biorab.common.registry.TASKS`)."""
+        return self.task_type.name
+
     def base_instruction(self, *, unlabeled: bool = False) -> str:
         """The instruction with the label set filled in (no retrieved examples)."""
         text = self.unlabeled_instruction if unlabeled and self.unlabeled_instruction else self.instruction
@@ -82,11 +103,27 @@ class Template:
 
     def constraint(self) -> OutputConstraint | None:
         """The task's output constraint for this template's label set."""
-        return get_task(self.task).constraint(self.labels)
+        return self.task_type.constraint(self.labels)
 
     def format_target(self, example: Example) -> str:
         """The gold label as the training target (the original's ``response``); checked against `labels`."""
-        return get_task(self.task).format_target(example, self.labels)
+        return self.task_type.format_target(example, self.labels)
+
+    def parse(self, text: str, *, mode: str = "robust", example: Example | None = None) -> Prediction:
+        """Parse `text`, generated from this template, with its task and label set.
+
+        The task picks the label set of the instance (`TaskType.parse_labels`: for QA the option letters of
+        ``example.fields["options"]``, so a five-option question accepts ``(E)``); the options' texts go to
+        the parser, so an answer quoting an option's text is recovered.
+
+        >>> from biorab.tasks import get_template
+        >>> get_template("hetionet").parse(" Participates.\\n\\nExample: ...").label
+        'participates'
+        """
+        labels = self.task_type.parse_labels(self.labels, example)
+        options = example.fields.get("options") if example is not None else None
+        return self.task_type.parse(text, mode=mode, labels=labels,
+                                    options=options if isinstance(options, Mapping) else None)
 
 
 def render_examples(template: Template, hits: Sequence[Hit]) -> str:

@@ -27,7 +27,8 @@ COMMON_VARIANTS: tuple[str, ...] = ("default", "bm25", "contriever", "noexample"
 def triple_templates(dataset: str, relations: tuple[str, ...], unlabeled: str) -> dict[str, Template]:
     # Staged ADE/GIT containers: " Excample: " before the first example, " Excample:" between tied ones.
     base = Template(
-        dataset=dataset, task="triple_extraction", variant="default", instruction=wording.TRIPLE,
+        dataset=dataset,
+        task_type=get_task("triple_extraction"), variant="default", instruction=wording.TRIPLE,
         labels=relations,
         example_format="context: {key}response: {value}", intro=" Excample: ", joiner=" Excample:",
         unlabeled_format="context: {key}", unlabeled_intro=" retrieved sentence: ", unlabeled_joiner=" ",
@@ -52,7 +53,8 @@ def triple_templates(dataset: str, relations: tuple[str, ...], unlabeled: str) -
 def link_templates(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
     # Hetionet prompt files: contriever/instructor write " Examples: ", bm25/random " Example: ".
     dense = Template(
-        dataset=dataset, task="link_prediction", variant="default", instruction=wording.LINK_PREDICTION,
+        dataset=dataset,
+        task_type=get_task("link_prediction"), variant="default", instruction=wording.LINK_PREDICTION,
         labels=labels, example_format="Context: {key} Response: {value}", intro=" Examples: ", joiner=" ",
         unlabeled_format="Context: {key}",
     )
@@ -71,7 +73,8 @@ def link_templates(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]
 
 def _ade_corpus_v2() -> dict[str, Template]:
     dense = Template(
-        dataset="ade_corpus_v2", task="classification", variant="default",
+        dataset="ade_corpus_v2",
+        task_type=get_task("classification"), variant="default",
         instruction=wording.ADE_CLASSIFICATION,
         labels=ls.ADE_CORPUS_V2_LABELS,
         example_format="context: {key} Is the adverse drug event mentioned in the text? response: {value}",
@@ -86,7 +89,8 @@ def _ade_corpus_v2() -> dict[str, Template]:
 def _semclass() -> dict[str, Template]:
     # Only the BM25 form (three examples) is published; it is also the default.
     bm25 = Template(
-        dataset="semclass", task="classification", variant="bm25", instruction=wording.SEMCLASS,
+        dataset="semclass",
+        task_type=get_task("classification"), variant="bm25", instruction=wording.SEMCLASS,
         labels=ls.SEMCLASS_LABELS, context_format=wording.SEMCLASS_CONTEXT,
         example_format="Context: {key} is labeled as {value}", intro="Example: ", joiner="\nExample: ",
         unlabeled_format="{key}", k=3, dedupe=False, key_pattern=wording.SEMCLASS_KEY_PATTERN,
@@ -98,7 +102,8 @@ def _semclass() -> dict[str, Template]:
 def qa_templates(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
     # No MedMCQA prompt file survives: examples go after the instruction's trailing newline (ours).
     base = Template(
-        dataset=dataset, task="qa", variant="default", instruction=wording.MEDMCQA, labels=labels,
+        dataset=dataset,
+        task_type=get_task("qa"), variant="default", instruction=wording.MEDMCQA, labels=labels,
         context_format=context_format, example_format="Example: {key}\nResponse: {value}\n", intro="",
         joiner="", unlabeled_format="{key}\n", unlabeled_intro="retrieved sentence: ", unlabeled_joiner="",
     )
@@ -107,7 +112,8 @@ def qa_templates(dataset: str, labels: tuple[str, ...], context_format: str) -> 
 
 def classification_templates(dataset: str, labels: tuple[str, ...]) -> dict[str, Template]:
     base = Template(
-        dataset=dataset, task="classification", variant="default", instruction=wording.CLASSIFICATION_GENERIC,
+        dataset=dataset,
+        task_type=get_task("classification"), variant="default", instruction=wording.CLASSIFICATION_GENERIC,
         labels=labels, example_format="Context: {key} Response: {value}", unlabeled_format="{key}",
     )
     return _with_common(base, replace(base, variant="bm25"))
@@ -115,7 +121,8 @@ def classification_templates(dataset: str, labels: tuple[str, ...]) -> dict[str,
 
 def nli_templates(dataset: str, labels: tuple[str, ...], context_format: str) -> dict[str, Template]:
     base = Template(
-        dataset=dataset, task="nli", variant="default", instruction=wording.NLI, labels=labels,
+        dataset=dataset,
+        task_type=get_task("nli"), variant="default", instruction=wording.NLI, labels=labels,
         context_format=context_format, example_format="Context: {key} Response: {value}",
         unlabeled_format="{key}",
     )

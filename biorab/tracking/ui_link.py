@@ -48,7 +48,7 @@ def runs_view(metrics: Iterable[str]) -> dict[str, Any]:
 def headline_metrics(cells: Iterable[Any]) -> list[str]:
     """The headline metric of each scored cell (`biorab.common.cell_records.CellResult`), in order, without
     repeats."""
-    from biorab.metrics.task_scoring import PRIMARY_METRIC
+    from biorab.tasks import PRIMARY_METRIC
 
     out: list[str] = []
     for cell in cells:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from biorab.metrics.task_scoring import PRIMARY_METRIC
+from biorab.tasks import PRIMARY_METRIC
 from tests.support.browser import browser_page, require_chromium, screenshot_dir, wait_for_text
 from tests.support.cli_runs import biorab
 from tests.support.mlflow_ui import MlflowUI

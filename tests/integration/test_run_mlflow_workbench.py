@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from biorab.cli.replay_tracking import track_dir
-from biorab.metrics.task_scoring import PRIMARY_METRIC
 from biorab.runner import run_experiment
+from biorab.tasks import PRIMARY_METRIC
 from biorab.tracking.experiment import parent_key
 from biorab.tracking.traces import sample_rows
 from biorab.tracking.ui_link import VIEW_TAG, runs_page, view_key

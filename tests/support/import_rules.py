@@ -16,9 +16,11 @@ no other module imports at its top. `heavy_on_import` follows the module-top imp
 ``biorab`` and ``pipelines`` and names any chain that reaches the heavy stack.
 
 Inside the library, `ALLOWED_INSIDE` and `FORBIDDEN_INSIDE` say which library packages a package (or a
-module) may import, anywhere in it; no two modules of the four layers import each other, directly or
-through others (`import_cycles` over `import_graph`, lazy imports included), and no two packages do
-(`package_graph`).
+module) may import, anywhere in it, and `FORBIDDEN_NAMES` which names of a module it may not import (the
+parsers and the metrics read no task registry: the task type calls them); no two modules of the four layers
+import each other, directly or through others (`import_cycles` over `import_graph(..., typing=True)`, lazy
+and ``TYPE_CHECKING`` imports included), and no two packages do (`package_graph`, over the imports that
+run).
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ ALLOWED_INSIDE = {
 # (`biorab track`) is the CLI's (`biorab.cli.replay_tracking`). Fetching gets data; what a run needs
 # fetched is the runner's question (`biorab.runner.checks.fetch_needs`), asked of fetching, not by it.
 FORBIDDEN_INSIDE = {"biorab.tracking": ("runner", "sweep"), "biorab.fetching": ("runner",)}
+# Names a package may not import from a module, anywhere (``TYPE_CHECKING`` included). The task type is the
+# entry point of parsing and scoring (`TaskType.parse`, `.score`): it hands itself to the parsers and the
+# metrics, which never look a task up by name (and import nothing of `biorab.tasks`, `FORBIDDEN_INSIDE`).
+FORBIDDEN_NAMES = {"biorab.parsing": {"biorab.common.registry": ("TASKS",)},
+                   "biorab.metrics": {"biorab.common.registry": ("TASKS",)}}
+FORBIDDEN_INSIDE |= {"biorab.parsing": ("tasks",), "biorab.metrics": ("tasks",)}
 
 
 @dataclass(frozen=True)
@@ -161,14 +169,36 @@ def check_source(source: str, *, layer: str, path: str,
     top, typing_only = _top_level(tree), _is_type_checking(tree)
     this, is_package = module_name(path), path.endswith("__init__.py")
     known = repo_modules() if known is None else known
-    found = []
+    found = [Violation(path, node.lineno, f"{base}.{name}", why)
+             for node, base, name, why in _forbidden_names(tree, path, this, is_package)]
     for node in ast.walk(tree):
-        if id(node) in typing_only:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
             continue
         for module in _imported(node, this, is_package, known):
-            if (why := _violation(layer, path, this, module, at_top=id(node) in top)) is not None:
+            # A type hint is no runtime import (layers, heavy stack), but it is a dependency of meaning:
+            # the rules inside the library hold for it too.
+            why = (_inside_violation(path, module) if id(node) in typing_only
+                   else _violation(layer, path, this, module, at_top=id(node) in top))
+            if why is not None:
                 found.append(Violation(path, node.lineno, module, why))
     return sorted(found, key=lambda v: v.line)
+
+
+def _forbidden_names(tree: ast.Module, path: str, this: str, is_package: bool
+                     ) -> list[tuple[ast.ImportFrom, str, str, str]]:
+    """The ``from module import name`` statements of the module at `path` (typing-only ones included) that
+    `FORBIDDEN_NAMES` rules out: (statement, module, name, why)."""
+    package = ".".join(Path(path).with_suffix("").parts[:2])
+    rules = FORBIDDEN_NAMES.get(package, {})
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not rules:
+            continue
+        base = _absolute(node, this, is_package)
+        for alias in node.names:
+            if alias.name in rules.get(base, ()):
+                found.append((node, base, alias.name, f"{package} must not read {base}.{alias.name}"))
+    return found
 
 
 def _violation(layer: str, path: str, this: str, module: str, *, at_top: bool) -> str | None:
@@ -220,17 +250,22 @@ def check_tree(repo: Path) -> list[Violation]:
 # of ``a.b.c`` (``import a.b.c``, ``from a.b import c`` where ``c`` is a module, ``from a.b.c import name``,
 # or the same written relative) is an edge to the module ``a.b.c``; ``from a.b import name`` of a name that
 # is no module is an edge to the package ``a.b`` (its ``__init__``). The packages Python runs on the way
-# (``a``, ``a.b``) are no edges: a package importing its own submodules is how a package is built. Imports
-# under ``if TYPE_CHECKING:`` never run and are no edges; every other import is one, inside functions too
-# (`graph_of(..., top_only=True)` keeps only those that run when the module is imported).
+# (``a``, ``a.b``) are no edges: a package importing its own submodules is how a package is built. Every
+# import that runs is an edge, inside functions too (`graph_of(..., top_only=True)` keeps only those that
+# run when the module is imported); imports under ``if TYPE_CHECKING:`` never run, and are edges only with
+# ``typing=True``: the module cycle check counts them (a circle of type hints is a circle of meaning, and
+# the first runtime import along it would make it a real one), the floors and the package graph do not.
 
 
-def _edges(source: str, module: str, is_package: bool, known: set[str], top_only: bool) -> dict[str, int]:
+def _edges(source: str, module: str, is_package: bool, known: set[str], top_only: bool,
+           typing: bool) -> dict[str, int]:
     tree = ast.parse(source, filename=module)
     typing_only, top = _is_type_checking(tree), _top_level(tree)
     edges: dict[str, int] = {}
     for node in ast.walk(tree):
-        if id(node) in typing_only or (top_only and id(node) not in top):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if (id(node) in typing_only and not typing) or (top_only and id(node) not in top):
             continue
         for name in _imported(node, module, is_package, known):
             target = _known_prefix(name, known)
@@ -247,18 +282,19 @@ def _known_prefix(name: str, known: set[str]) -> str | None:
 
 
 def graph_of(sources: dict[str, str], packages: set[str] | frozenset[str] = frozenset(), *,
-             top_only: bool = False) -> dict[str, dict[str, int]]:
+             top_only: bool = False, typing: bool = False) -> dict[str, dict[str, int]]:
     """The import graph of modules given as ``{module name: source}`` (`packages`: those that are
-    packages, for relative imports): module -> {imported module: line}."""
+    packages, for relative imports): module -> {imported module: line} (`typing`: ``TYPE_CHECKING``
+    imports too)."""
     known = set(sources)
-    return {module: _edges(source, module, module in packages, known, top_only)
+    return {module: _edges(source, module, module in packages, known, top_only, typing)
             for module, source in sources.items()}
 
 
-def import_graph(repo: Path, *, top_only: bool = False) -> dict[str, dict[str, int]]:
+def import_graph(repo: Path, *, top_only: bool = False, typing: bool = False) -> dict[str, dict[str, int]]:
     """The import graph of every module of every layer present under `repo`."""
     sources, packages = _sources(repo)
-    return graph_of(sources, packages, top_only=top_only)
+    return graph_of(sources, packages, top_only=top_only, typing=typing)
 
 
 def repo_packages(repo: Path) -> set[str]:

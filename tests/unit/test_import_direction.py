@@ -1,8 +1,9 @@
 """Imports point one way: biorab < pipelines < serve/training; biorab loads the heavy stack lazily only (at a
 module's top only in its engine modules, which nothing light imports at its top), and reaches an outer layer
 only from inside a CLI command; inside the library the RAL core, generation, tracking, fetching and the
-config module import only what their rules allow; and no modules, and no packages, import each other in a
-cycle. Relative and package imports count as the modules they name (`tests/support/import_rules.py`)."""
+config module import only what their rules allow (type hints included); the parsers and the metrics read
+no task registry; and no modules (type hints included), and no packages, import each other in a cycle.
+Relative and package imports count as the modules they name (`tests/support/import_rules.py`)."""
 
 from __future__ import annotations
 
@@ -117,11 +118,14 @@ def test_the_config_module_names_no_experiment_kind_or_trainer() -> None:
 
 
 def test_no_two_modules_of_any_layer_import_each_other() -> None:
-    graph = import_graph(REPO)
-    # The graph spans the four layers (the check decides on all of them) and sees lazy imports.
+    graph = import_graph(REPO, typing=True)
+    # The graph spans the four layers (the check decides on all of them) and sees lazy imports and type
+    # hints.
     assert {m.split(".")[0] for m in graph} == {"biorab", "pipelines", "serve", "training"}
     assert len(graph) > 250
     assert "biorab.generation.model_info" in graph["biorab.tracking.experiment"]  # inside a function
+    assert "biorab.tasks.template" in graph["biorab.tasks.task_types"]  # under TYPE_CHECKING only
+    assert "biorab.tasks.template" not in import_graph(REPO)["biorab.tasks.task_types"]
     assert [describe_cycle(graph, c) for c in import_cycles(graph)] == []
 
 
@@ -137,6 +141,12 @@ def test_a_planted_cycle_fails_through_a_lazy_import_and_a_package() -> None:
     }
     graph = graph_of(sources)
     assert import_cycles(graph) == [["biorab.a", "biorab.b", "biorab.b.c"], ["serve.x", "serve.y"]]
+    # Counted with the type hints (the module cycle check does), the typing-only back edge closes a circle.
+    typed = graph_of(sources, typing=True)
+    assert import_cycles(typed) == [["biorab.a", "biorab.b", "biorab.b.c"], ["biorab.d", "biorab.d2"],
+                                    ["serve.x", "serve.y"]]
+    assert describe_cycle(typed, ["biorab.d", "biorab.d2"]) == (
+        "biorab.d:4 -> biorab.d2; biorab.d2:1 -> biorab.d")
     assert describe_cycle(graph, ["serve.x", "serve.y"]) == "serve.x:1 -> serve.y; serve.y:1 -> serve.x"
     # A package importing its submodules, which import siblings through the package path, is no cycle.
     package = {"biorab.p": "from biorab.p.q import f\n", "biorab.p.q": "from biorab.p.r import g\n",
@@ -168,6 +178,23 @@ def test_a_planted_package_import_counts_as_the_package() -> None:
     lazy = check_source("def f():\n    from biorab import runner\n", layer="biorab",
                         path="biorab/tracking/planted.py")
     assert [(v.line, v.module) for v in lazy] == [(2, "biorab.runner")]
+
+
+def test_parsers_and_metrics_read_no_task_registry_even_in_type_hints() -> None:
+    source = ("from typing import TYPE_CHECKING\n"
+              "from biorab.common.registry import PARSERS, TASKS\n"
+              "from ..common.registry import METRICS\n"
+              "if TYPE_CHECKING:\n    from biorab.tasks.template import Template\n"
+              "def f():\n    from biorab.tasks import get_task\n    from ..common import registry\n")
+    for package in ("parsing", "metrics"):
+        found = check_source(source, layer="biorab", path=f"biorab/{package}/planted.py")
+        assert [(v.line, v.module, v.why) for v in found] == [
+            (2, "biorab.common.registry.TASKS",
+             f"biorab.{package} must not read biorab.common.registry.TASKS"),
+            (5, "biorab.tasks.template", f"biorab.{package} must not import biorab.{{tasks}}"),
+            (7, "biorab.tasks", f"biorab.{package} must not import biorab.{{tasks}}")]
+    # The task types, above both, read their registry and call both.
+    assert check_source(source, layer="biorab", path="biorab/tasks/planted.py") == []
 
 
 def test_fetching_asks_nothing_of_the_runner() -> None:

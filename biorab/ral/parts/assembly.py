@@ -41,7 +41,7 @@ from biorab.corpora.corpus import Corpus, Ledger
 from biorab.generation.base import SamplingParams
 from biorab.ral.parts.core import RAL
 from biorab.ral.parts.generator import CachedGenerator
-from biorab.ral.parts.method_corpora import MethodCorpora
+from biorab.ral.parts.method_corpora import MethodCorpora, MethodSetting
 from biorab.ral.parts.plugins import CorpusHook, corpus_hook_of, hit_filter_of
 from biorab.ral.parts.retriever import CachedRetriever, build_testbed_retriever
 from biorab.ral.parts.testbeds import testbed_corpus
@@ -222,7 +222,9 @@ def assemble(
                      data_dir=None if data_dir is None else str(data_dir), corpus_dir=corpus_dir,
                      label_space=tuple(labels) if labels else None)
     if methods is not None and retrieval.method != "none" and corpus_dir is None:
-        return replace(parts, corpus_dir=methods.folder(parts))
+        setting = MethodSetting(testbed=retrieval.testbed, rate=retrieval.rate, method=retrieval.method,
+                                dataset=dataset, seed=seed, data_dir=parts.data_dir)
+        return replace(parts, corpus_dir=methods.folder(setting))
     return parts
 
 

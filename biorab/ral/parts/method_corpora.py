@@ -11,14 +11,27 @@ transform itself is the plug-in's (`biorab.ral.parts.plugins.corpus_method_of`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from biorab.common.registry import CORPUS_METHODS
 from biorab.generation.base import SamplingParams
-from biorab.ral.parts.plugins import corpus_method_of
 
-if TYPE_CHECKING:
-    from biorab.ral.parts.assembly import RALParts
+
+@dataclass(frozen=True)
+class MethodSetting:
+    """What a corpus method transforms: one testbed corpus (testbed, contamination rate, the dataset it is
+    built for, its seed and data folder) and the method. The plug-in is handed this, never the assembly's
+    parts, so the plug-in point (`biorab.ral.parts.plugins`) and this module need nothing of the assembly.
+    """
+
+    testbed: str
+    rate: float | None
+    method: str
+    dataset: str
+    seed: int
+    data_dir: str | None
 
 
 class DeclaredBackend(Protocol):
@@ -67,13 +80,13 @@ class MethodCorpora:
             self._built = build_backend(spec.name, spec.params)
         return self._built
 
-    def folder(self, parts: RALParts) -> str:
-        """The folder of `parts`' transformed corpus, prepared by its method's plug-in on the first call for
-        its setting (testbed, rate, method, dataset, seed, data)."""
-        r = parts.retrieval
-        key = (r.testbed, r.rate, r.method, parts.dataset, parts.seed, parts.data_dir)
+    def folder(self, setting: MethodSetting) -> str:
+        """The folder of `setting`'s transformed corpus, prepared by its method's plug-in (registered in
+        `biorab.common.registry.CORPUS_METHODS`, `biorab.ral.parts.plugins.CorpusMethod`) on the first call
+        for the setting."""
+        key = (setting.testbed, setting.rate, setting.method, setting.dataset, setting.seed, setting.data_dir)
         if key not in self._folders:
-            self._folders[key] = str(corpus_method_of(r.method).prepare(parts, self))
+            self._folders[key] = str(CORPUS_METHODS.get(setting.method).prepare(setting, self))
         return self._folders[key]
 
     def close(self) -> None:

@@ -23,8 +23,7 @@ from biorab.common.records import Hit
 from biorab.common.registry import CORPUS_METHODS, HIT_FILTERS
 
 if TYPE_CHECKING:
-    from biorab.ral.parts.assembly import RALParts
-    from biorab.ral.parts.method_corpora import MethodCorpora
+    from biorab.ral.parts.method_corpora import MethodCorpora, MethodSetting
 
 
 class HitFilter(Protocol):
@@ -44,8 +43,12 @@ class CorpusHook(Protocol):
 class CorpusMethod(Protocol):
     """A corpus method plug-in (registered by name in `biorab.common.registry.CORPUS_METHODS`)."""
 
-    def prepare(self, parts: RALParts, methods: MethodCorpora) -> str | Path:
-        """Transform `parts`' testbed corpus with `methods`' backend unless stored; its folder."""
+    def prepare(self, setting: MethodSetting, methods: MethodCorpora) -> str | Path:
+        """Transform `setting`'s testbed corpus with `methods`' backend unless stored; its folder."""
+        ...
+
+    def testbeds(self, method: str) -> tuple[str, ...]:
+        """The testbeds `method` applies to (a retrieval entry with another is refused when validated)."""
         ...
 
     def hook(self, method: str, *, corpus_dir: str | None = None, generator: Any = None,

@@ -79,7 +79,7 @@ def parse_generation(task: str, generation: Generation, *, mode: str,
                      labels: Sequence[str] | None) -> Prediction:
     """The prediction of one generation: a failed generation is a failed prediction; label log-probs, when
     the backend gave them and the parser found no scores, become the prediction's scores."""
-    from biorab.parsing import parse
+    from biorab.tasks import parse
 
     if generation.error is not None:
         return Prediction(label=None, raw="", ok=False)

@@ -97,7 +97,8 @@ class GenerationStage:
 
 
 class ParseStage:
-    """Fills ``pred_*`` with `biorab.parsing.parse`; a failed generation is a failed prediction."""
+    """Fills ``pred_*`` with the task's parser (`biorab.tasks.parse`); a failed generation is a failed
+    prediction."""
 
     def __init__(self, plans: Mapping[str, StagePlan]) -> None:
         self.plans = dict(plans)

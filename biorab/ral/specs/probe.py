@@ -45,8 +45,7 @@ def parse_judgement(text: str, mode: str) -> str | None:
     mode: ``robust`` accepts ``"True-The retrieved example ..."`` and ``" false."``; ``strict_original``
     only an exact first line (the original's `11_metric_na_rate.py` rule).
     """
-    from biorab.parsing import parse
-    from biorab.tasks import AWARENESS_LABELS
+    from biorab.tasks import AWARENESS_LABELS, parse
 
     pred = parse("classification", text, mode=mode, labels=AWARENESS_LABELS)
     return pred.label if pred.ok and pred.label in AWARENESS_LABELS else None

@@ -9,26 +9,43 @@ the type lived in `biorab.experiment`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from biorab.common.config_sections import Section
+from biorab.common.errors import UnknownNameError
 from biorab.common.params import Params
+from biorab.common.registry import CORPORA, CORPUS_METHODS
 from biorab.ral.specs.evidence_order import MISLEADING_ORDERS, EvidenceOrder
 from biorab.retrieval.selection import Selection
 
-TestbedKind = Literal["none", "labeled", "unlabeled", "counterfactual", "diverse", "negative_awareness",
-                      "counterfactual_near", "counterfactual_far"]
+
+def _known_testbed(name: str) -> str:
+    """`name` when it is ``none`` (no retrieval) or a testbed corpus kind registered in
+    `biorab.common.registry.CORPORA`; else the error names the known ones (pydantic adds the field)."""
+    known = ("none", *CORPORA.names())
+    if name not in known:  # the registry's own wording (close names suggested), as a field error
+        raise ValueError(str(UnknownNameError("testbed", name, known)))
+    return name
+
+
+def _known_method(name: str) -> str:
+    """`name` when it is ``none`` or a corpus method registered in `biorab.common.registry.CORPUS_METHODS`."""
+    known = ("none", *CORPUS_METHODS.names())
+    if name not in known:
+        raise ValueError(str(UnknownNameError("corpus method", name, known)))
+    return name
+
+
+#: A testbed name, checked against the registry when a config is validated (a testbed registered by a plug-in
+#: is accepted without an edit here).
+TestbedKind = Annotated[str, AfterValidator(_known_testbed)]
 #: The testbeds with a counterfactual rate: the paper's, and its near / far lies
 #: (`biorab.corpora.plausibility`).
 RATED_TESTBEDS: tuple[str, ...] = ("counterfactual", "counterfactual_near", "counterfactual_far")
-CorpusMethod = Literal["none", "detect_correct", "llm_label"]
-# The testbeds each corpus method applies to (mirrors `biorab.methods.METHODS`; the spec stays import-light).
-_METHOD_TESTBEDS: dict[str, tuple[str, ...]] = {
-    "detect_correct": ("labeled", "counterfactual", "negative_awareness"),
-    "llm_label": ("unlabeled",),
-}
+#: A corpus method's name (``none``: the testbed as built), checked against the registry.
+MethodName = Annotated[str, AfterValidator(_known_method)]
 
 
 class _HitSource(Params):
@@ -81,7 +98,7 @@ class RetrievalSpec(Selection, _HitSource):
     awareness_probe: bool | None = None
     probe_any_testbed: bool = False
     filter: Annotated[Any, Section("retrieval.filter")] | None = None
-    method: CorpusMethod = "none"
+    method: MethodName = "none"
     order: EvidenceOrder = "retrieved"
 
     @model_validator(mode="after")
@@ -95,8 +112,10 @@ class RetrievalSpec(Selection, _HitSource):
 
     @model_validator(mode="after")
     def _method_fits_testbed(self) -> RetrievalSpec:
-        if self.method != "none" and self.testbed not in _METHOD_TESTBEDS[self.method]:
-            allowed = ", ".join(_METHOD_TESTBEDS[self.method])
+        # The testbeds a method applies to are the plug-in's own fact (`CorpusMethod.testbeds`).
+        testbeds = CORPUS_METHODS.get(self.method).testbeds(self.method) if self.method != "none" else ()
+        if self.method != "none" and self.testbed not in testbeds:
+            allowed = ", ".join(testbeds)
             raise ValueError(f"method {self.method} applies to the {allowed} testbed(s), "
                              f"not {self.testbed!r}")
         return self

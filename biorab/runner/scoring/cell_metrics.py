@@ -37,8 +37,8 @@ def score_cell(
     """Consolidate the cell's rows into ``out_dir/predictions/<cell_id>.parquet`` and score them."""
     import pyarrow.parquet as pq
 
-    from biorab.metrics import score
     from biorab.metrics.predictions_scoring import triple_matching_for
+    from biorab.tasks import get_task
 
     dataset, retrieval = plan.dataset_setting()
     rows = final_rows(plan, examples, cells_dir)
@@ -47,7 +47,7 @@ def score_cell(
         pq.write_table(to_table(rows), tmp)
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
-    report = score(plan.task, golds, preds, labels=LABELS.get(dataset), n_boot=n_boot, seed=seed,
+    report = get_task(plan.task).score(golds, preds, labels=LABELS.get(dataset), n_boot=n_boot, seed=seed,
                    triple_matching=triple_matching_for(plan.parser))
     payload = report.to_json()
     metrics, extra = dict(payload["metrics"]), {}
@@ -89,10 +89,10 @@ def score_awareness(
     """
     from biorab.metrics import negative_awareness
     from biorab.metrics.predictions_scoring import triple_matching_for
-    from biorab.metrics.tables import instance_table
+    from biorab.tasks import get_task
 
     golds = [r["label"] for r in rows]
-    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
+    correct = get_task(plan.task).score_table(golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
                              triple_matching=triple_matching_for(plan.parser)).correct
     asked = [i for i, r in enumerate(rows) if r["probe_prompt"] is not None]
     judgements = [rows[i]["probe_judgement"] for i in asked]
@@ -111,14 +111,14 @@ def score_abstention(
     Correctness is `score_awareness`'s (per-instance correctness of `biorab.metrics`)."""
     from biorab.metrics.predictions_scoring import triple_matching_for
     from biorab.metrics.selective import abstention_report
-    from biorab.metrics.tables import instance_table
+    from biorab.tasks import get_task
 
     scores = [_label_logprobs(plan.label, r) for r in rows]
     probing = plan.dataset_setting()[1].probes
     if not any(scores) and not probing:
         return None
     golds = [r["label"] for r in rows]
-    correct = instance_table(plan.task, golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
+    correct = get_task(plan.task).score_table(golds, preds, labels=LABELS.get(plan.dataset_setting()[0]),
                              triple_matching=triple_matching_for(plan.parser)).correct
     probe = ([r["probe_prompt"] is not None for r in rows], [r["probe_judgement"] for r in rows]) \
         if probing else None

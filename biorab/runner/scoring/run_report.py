@@ -27,11 +27,11 @@ from biorab.metrics.definitions import (
     AWARENESS_CONVENTION,
     LEAK_SHARE,
     display_name,
-    single_label,
 )
 from biorab.metrics.paired import holm_or_none
 from biorab.metrics.selective import is_abstention_metric
 from biorab.runner.scoring.abstention_report import abstention_lines
+from biorab.tasks import single_label
 
 #: The metric names of the awareness rates (`biorab.metrics.awareness`).
 _AWARENESS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
@@ -69,7 +69,8 @@ def render_report(name: str, results: Sequence[CellResult], stats: dict[str, Any
                 continue
             shown = metric_cell(value)
             shown = f"incomplete ({shown} over a partial cell)" if r.incomplete else shown
-            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {display_name(r.plan.task, metric)} | "
+            name = display_name(single_label(r.plan.task), metric)
+            lines.append(f"| {r.plan.label} | {r.plan.task} | {r.n} | {name} | "
                          f"{shown} | {r.parse_failures} | {r.generation_failures} |")
     lines += _definitions(results) + _leak_lines(results) + attribution_lines(results) + claim_lines(results)
     lines += abstention_lines(results)

@@ -9,6 +9,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.auc import auroc_binary, average_precision_binary
+from biorab.tasks import get_task
 
 
 def _scored(label: str, scores: dict[str, float]) -> Prediction:
@@ -35,7 +36,7 @@ def test_binary_with_ties_agrees_with_sklearn(seed: int) -> None:
     labels = ["1", "0"]
     golds = ["1" if g else "0" for g in gold]
     predictions = [_scored("1" if x >= 0.5 else "0", {"1": float(x), "0": float(1 - x)}) for x in p]
-    report = score("classification", golds, predictions, labels=labels, n_boot=0)
+    report = score(get_task("classification"), golds, predictions, labels=labels, n_boot=0)
     expected_auroc = roc_auc_score(gold, p)  # class "0" has the same AUROC (complementary scores)
     expected_auprc = (average_precision_score(gold, p) + average_precision_score(~gold, 1 - p)) / 2
     assert report.metrics["auroc"].value == pytest.approx(expected_auroc, abs=1e-9)
@@ -54,7 +55,7 @@ def test_multiclass_agrees_with_sklearn(seed: int) -> None:
     predictions = [
         _scored(labels[int(row.argmax())], dict(zip(labels, map(float, row), strict=True))) for row in probs
     ]
-    report = score("qa", [labels[g] for g in gold], predictions, labels=labels, n_boot=0)
+    report = score(get_task("qa"), [labels[g] for g in gold], predictions, labels=labels, n_boot=0)
     onehot = np.eye(4)[gold]
     assert report.metrics["auroc"].value == pytest.approx(
         roc_auc_score(gold, probs, multi_class="ovr", average="macro", labels=[0, 1, 2, 3]), abs=1e-9
@@ -67,11 +68,11 @@ def test_multiclass_agrees_with_sklearn(seed: int) -> None:
 def test_skipped_with_a_reason_when_scores_are_missing_or_incomplete() -> None:
     golds = ["y", "n"]
     partial = [_scored("y", {"y": -0.1, "n": -2.3}), Prediction("n", "n", True)]
-    report = score("classification", golds, partial, n_boot=0)
+    report = score(get_task("classification"), golds, partial, n_boot=0)
     assert report.skipped["auroc"] == "1 of 2 predictions have no per-label scores"
     assert "auroc" not in report.metrics and "auprc" not in report.metrics
     incomplete = [_scored("y", {"y": -0.1}), _scored("n", {"y": -3.0, "n": -0.1})]
-    report = score("classification", golds, incomplete, n_boot=0)
+    report = score(get_task("classification"), golds, incomplete, n_boot=0)
     assert report.skipped["auprc"] == "prediction 0 has no score for label(s) ['n']"
 
 
@@ -83,6 +84,6 @@ def test_label_without_gold_positives_is_left_out_of_the_average() -> None:
         _scored("n", {"y": 0.2, "n": 0.8, "maybe": 0.0}),
         _scored("y", {"y": 0.6, "n": 0.4, "maybe": 0.0}),
     ]
-    report = score("classification", golds, predictions, labels=["y", "n", "maybe"], n_boot=0)
+    report = score(get_task("classification"), golds, predictions, labels=["y", "n", "maybe"], n_boot=0)
     assert report.metrics["auroc"].value == 1.0
     assert report.metrics["auprc"].value == 1.0

@@ -8,6 +8,7 @@ import pytest
 from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.bootstrap import percentile_interval, resample_weights
+from biorab.tasks import get_task
 
 
 def _predictions(n: int, seed: int) -> tuple[list[str], list[Prediction]]:
@@ -23,9 +24,9 @@ def _predictions(n: int, seed: int) -> tuple[list[str], list[Prediction]]:
 
 def test_deterministic_under_a_seed_and_contains_the_estimate() -> None:
     golds, predictions = _predictions(120, seed=5)
-    first = score("classification", golds, predictions, n_boot=300, seed=11)
-    again = score("classification", golds, predictions, n_boot=300, seed=11)
-    other = score("classification", golds, predictions, n_boot=300, seed=12)
+    first = score(get_task("classification"), golds, predictions, n_boot=300, seed=11)
+    again = score(get_task("classification"), golds, predictions, n_boot=300, seed=11)
+    other = score(get_task("classification"), golds, predictions, n_boot=300, seed=12)
     assert first.to_json() == again.to_json()
     assert first.to_json() != other.to_json()
     for name, value in first.metrics.items():
@@ -36,7 +37,7 @@ def test_deterministic_under_a_seed_and_contains_the_estimate() -> None:
 
 def test_matches_a_direct_resampling_loop() -> None:
     golds, predictions = _predictions(80, seed=1)
-    report = score("classification", golds, predictions, n_boot=200, seed=7)
+    report = score(get_task("classification"), golds, predictions, n_boot=200, seed=7)
     correct = np.array([p.label == g for g, p in zip(golds, predictions, strict=True)], dtype=float)
     rng = np.random.default_rng(7)
     direct = [correct[rng.integers(0, 80, size=80)].mean() for _ in range(200)]
@@ -48,8 +49,9 @@ def test_matches_a_direct_resampling_loop() -> None:
 def test_triple_bootstrap_is_deterministic_and_brackets() -> None:
     golds = ["a|r|b", "c|r|d", "e|s|f", "g|r|h"] * 10
     predictions = [Prediction(g if i % 3 else "x|r|y", "", True) for i, g in enumerate(golds)]
-    first = score("triple_extraction", golds, predictions, n_boot=100, seed=0)
-    assert first.to_json() == score("triple_extraction", golds, predictions, n_boot=100, seed=0).to_json()
+    first = score(get_task("triple_extraction"), golds, predictions, n_boot=100, seed=0)
+    again = score(get_task("triple_extraction"), golds, predictions, n_boot=100, seed=0)
+    assert first.to_json() == again.to_json()
     f1 = first.metrics["f1"]
     assert f1.ci_low is not None and f1.ci_high is not None
     assert f1.ci_low <= f1.value <= f1.ci_high
@@ -57,7 +59,7 @@ def test_triple_bootstrap_is_deterministic_and_brackets() -> None:
 
 def test_no_bootstrap_gives_null_intervals() -> None:
     golds, predictions = _predictions(10, seed=0)
-    report = score("classification", golds, predictions, n_boot=0)
+    report = score(get_task("classification"), golds, predictions, n_boot=0)
     assert report.to_json()["metrics"]["accuracy"]["ci_low"] is None
 
 

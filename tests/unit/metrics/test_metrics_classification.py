@@ -9,6 +9,7 @@ from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 from biorab.common.errors import DataError, UnknownNameError
 from biorab.common.records import Prediction
 from biorab.metrics import score
+from biorab.tasks import get_task
 
 LABELS = ("a", "b", "c")
 
@@ -21,7 +22,7 @@ def test_hand_computed_case() -> None:
     # Confusion (rows gold a,b,c; columns a,b,c,no-answer): a: 2,1,0,0  b: 0,1,0,1  c: 0,1,0,0.
     golds = ["a", "a", "a", "b", "b", "c"]
     predictions = [_pred(x) for x in ["a", "a", "b", "b", None, "b"]]
-    report = score("classification", golds, predictions, labels=LABELS, n_boot=0)
+    report = score(get_task("classification"), golds, predictions, labels=LABELS, n_boot=0)
     values = {name: v.value for name, v in report.metrics.items()}
     expected = {
         "accuracy": 0.5,
@@ -49,7 +50,8 @@ def test_hand_computed_case() -> None:
 
 
 def test_label_outside_set_is_wrong_but_not_a_parse_failure() -> None:
-    report = score("qa", ["(A)", "(B)"], [_pred("(A)"), _pred("(Z)")], labels=["(A)", "(B)"], n_boot=0)
+    report = score(get_task("qa"), ["(A)", "(B)"], [_pred("(A)"), _pred("(Z)")], labels=["(A)", "(B)"],
+                   n_boot=0)
     assert report.metrics["accuracy"].value == 0.5
     assert report.metrics["parse_failure_rate"].value == 0.0
     assert report.parse_failures == 0
@@ -59,7 +61,8 @@ def test_label_outside_set_is_wrong_but_not_a_parse_failure() -> None:
 
 def test_default_label_set_is_sorted_gold_labels() -> None:
     # Gold labels {y, n}; the prediction "maybe" is outside them and counts as wrong.
-    report = score("classification", ["y", "n", "y"], [_pred("y"), _pred("maybe"), _pred("n")], n_boot=0)
+    report = score(get_task("classification"), ["y", "n", "y"], [_pred("y"), _pred("maybe"), _pred("n")],
+                   n_boot=0)
     assert report.metrics["accuracy"].value == pytest.approx(1 / 3)
     # Label n: precision 0/1, recall 0/1; label y: precision 1/1, recall 1/2 -> F1 2/3.
     assert report.metrics["macro_f1"].value == pytest.approx(1 / 3)
@@ -67,15 +70,15 @@ def test_default_label_set_is_sorted_gold_labels() -> None:
 
 def test_bad_inputs_are_errors() -> None:
     with pytest.raises(DataError, match=r"instance 1: gold label 'x' is not in the label set"):
-        score("classification", ["a", "x"], [_pred("a"), _pred("a")], labels=LABELS)
+        score(get_task("classification"), ["a", "x"], [_pred("a"), _pred("a")], labels=LABELS)
     with pytest.raises(DataError, match="2 gold labels but 1 predictions"):
-        score("classification", ["a", "b"], [_pred("a")])
+        score(get_task("classification"), ["a", "b"], [_pred("a")])
     with pytest.raises(DataError, match="no instances"):
-        score("classification", [], [])
+        score(get_task("classification"), [], [])
     with pytest.raises(UnknownNameError, match="Did you mean 'classification'"):
-        score("clasification", ["a"], [_pred("a")])
+        score(get_task("clasification"), ["a"], [_pred("a")])
     with pytest.raises(DataError, match="more than once"):
-        score("classification", ["a"], [_pred("a")], labels=["a", "a"])
+        score(get_task("classification"), ["a"], [_pred("a")], labels=["a", "a"])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -93,7 +96,7 @@ def test_agrees_with_sklearn_on_random_data(seed: int, n_labels: int) -> None:
         _pred(None) if k < 0.08 else _pred("other") if k < 0.12 else _pred(p)
         for k, p in zip(kinds, raw, strict=True)
     ]
-    report = score("link_prediction", golds, predictions, labels=labels, n_boot=0)
+    report = score(get_task("link_prediction"), golds, predictions, labels=labels, n_boot=0)
     values = {name: v.value for name, v in report.metrics.items()}
     # scikit-learn view: failures and out-of-set answers are one "no answer" class outside the label set.
     sk_pred = [p.label if p.ok and p.label in labels else "__none__" for p in predictions]

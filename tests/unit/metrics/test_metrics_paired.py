@@ -11,6 +11,7 @@ from scipy.stats import binomtest, chi2
 from biorab.common.errors import DataError
 from biorab.common.records import Prediction
 from biorab.metrics import compare, mcnemar
+from biorab.tasks import get_task
 
 
 def _table(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[bool], list[bool]]:
@@ -52,7 +53,7 @@ def _preds(labels: list[str | None]) -> list[Prediction]:
 def test_identical_systems_have_zero_delta_and_p_one() -> None:
     golds = ["y", "n"] * 20
     preds = _preds(["y", "y"] * 20)
-    result = compare("classification", golds, preds, preds, n_boot=200, seed=0)
+    result = compare(get_task("classification"), golds, preds, preds, n_boot=200, seed=0)
     assert (result.delta, result.ci_low, result.ci_high, result.p_value) == (0.0, 0.0, 0.0, 1.0)
     assert result.metric == "micro_f1"
     assert result.mcnemar.p_value == 1.0
@@ -63,7 +64,7 @@ def test_clearly_better_system_is_significant() -> None:
     golds = [str(x) for x in rng.integers(0, 2, 200)]
     a = _preds([g if rng.random() < 0.55 else ("1" if g == "0" else "0") for g in golds])
     b = _preds([g if rng.random() < 0.9 else ("1" if g == "0" else "0") for g in golds])
-    result = compare("classification", golds, a, b, metric="accuracy", n_boot=500, seed=1)
+    result = compare(get_task("classification"), golds, a, b, metric="accuracy", n_boot=500, seed=1)
     assert result.delta > 0.2
     assert result.ci_low is not None and result.ci_low > 0
     assert result.p_value == pytest.approx(2 / 501)  # no resample reverses the sign
@@ -75,7 +76,7 @@ def test_paired_bootstrap_matches_a_direct_loop() -> None:
     golds = [str(x) for x in rng.integers(0, 3, 60)]
     a = _preds([g if rng.random() < 0.6 else "0" for g in golds])
     b = _preds([g if rng.random() < 0.7 else None for g in golds])
-    result = compare("qa", golds, a, b, metric="accuracy", n_boot=300, seed=5)
+    result = compare(get_task("qa"), golds, a, b, metric="accuracy", n_boot=300, seed=5)
     ca = np.array([p.label == g for p, g in zip(a, golds, strict=True)], dtype=float)
     cb = np.array([p.label == g for p, g in zip(b, golds, strict=True)], dtype=float)
     draws = np.random.default_rng(5)
@@ -95,7 +96,7 @@ def test_triples_compare_on_f1_and_set_equality() -> None:
     golds = ["a|r|b", "c|r|d", "e|r|f"]
     a = [Prediction("a|r|b", "", True), Prediction(None, "", False), Prediction("x|r|y", "", True)]
     b = [Prediction("a|r|b", "", True), Prediction("c|r|d", "", True), Prediction("e|r|f\nx|r|y", "", True)]
-    result = compare("triple_extraction", golds, a, b, n_boot=50)
+    result = compare(get_task("triple_extraction"), golds, a, b, n_boot=50)
     assert result.metric == "f1"
     assert result.value_a == pytest.approx(0.4)  # p=2 g=3 c=1: P=1/2 R=1/3
     assert result.value_b == pytest.approx(6 / 7)  # p=4 g=3 c=3: P=3/4 R=1
@@ -106,4 +107,4 @@ def test_triples_compare_on_f1_and_set_equality() -> None:
 
 def test_unknown_metric_for_the_task_is_an_error() -> None:
     with pytest.raises(DataError, match="cannot compare"):
-        compare("qa", ["(A)"], _preds(["(A)"]), _preds(["(A)"]), metric="head_f1")
+        compare(get_task("qa"), ["(A)"], _preds(["(A)"]), _preds(["(A)"]), metric="head_f1")

@@ -8,6 +8,7 @@ from biorab.common.errors import ConfigError, DataError
 from biorab.common.records import Prediction
 from biorab.metrics import score
 from biorab.metrics.triples import normalize_element, parse_triples
+from biorab.tasks import get_task
 
 
 def test_hand_computed_case() -> None:
@@ -20,7 +21,7 @@ def test_hand_computed_case() -> None:
         # A parse failure predicts nothing.
         Prediction(None, raw="I cannot tell.", ok=False),
     ]
-    report = score("triple_extraction", golds, predictions, n_boot=0)
+    report = score(get_task("triple_extraction"), golds, predictions, n_boot=0)
     values = {name: v.value for name, v in report.metrics.items()}
     expected = {
         "precision": 1 / 3, "recall": 1 / 3, "f1": 1 / 3,  # p=3 g=3 c=1
@@ -38,16 +39,16 @@ def test_hand_computed_case() -> None:
 
 def test_nothing_correct_gives_zero_and_duplicates_count_once() -> None:
     golds = ["a|r|b\na|r|b"]
-    report = score("triple_extraction", golds, [Prediction("x|r|y\nx|r|y", "", True)], n_boot=0)
+    report = score(get_task("triple_extraction"), golds, [Prediction("x|r|y\nx|r|y", "", True)], n_boot=0)
     assert report.metrics["f1"].value == 0.0
     assert report.metrics["relation_f1"].value == 1.0  # relation sets {r} and {r}
-    perfect = score("triple_extraction", golds, [Prediction("A|R|B", "", True)], n_boot=0)
+    perfect = score(get_task("triple_extraction"), golds, [Prediction("A|R|B", "", True)], n_boot=0)
     assert perfect.metrics["precision"].value == perfect.metrics["recall"].value == 1.0
 
 
 def test_several_gold_triples_per_instance() -> None:
     golds = ["a|r|b\nc|r|d"]
-    report = score("triple_extraction", golds, [Prediction("c|r|d", "", True)], n_boot=0)
+    report = score(get_task("triple_extraction"), golds, [Prediction("c|r|d", "", True)], n_boot=0)
     assert report.metrics["precision"].value == 1.0
     assert report.metrics["recall"].value == 0.5
     assert report.metrics["f1"].value == pytest.approx(2 / 3)
@@ -62,26 +63,26 @@ def test_parse_triples_and_normalisation() -> None:
 
 def test_malformed_gold_or_prediction_names_the_instance() -> None:
     with pytest.raises(DataError, match=r"field 'gold': instance 1: triple line 1"):
-        score("triple_extraction", ["a|r|b", "a|r"], [Prediction("", "", True)] * 2)
+        score(get_task("triple_extraction"), ["a|r|b", "a|r"], [Prediction("", "", True)] * 2)
     with pytest.raises(DataError, match=r"field 'prediction': instance 0"):
-        score("triple_extraction", ["a|r|b"], [Prediction("a|r|b|c", "", True)])
+        score(get_task("triple_extraction"), ["a|r|b"], [Prediction("a|r|b|c", "", True)])
 
 
 def test_original_matching_reproduces_5_metrics_with_the_strict_parser() -> None:
-    from biorab.parsing import parse
+    from biorab.tasks import parse
 
     golds = ["Aspirin|effect|Bleeding", "x|dosage|y", "p|effect|q  "]
     outputs = ["aspirin|effect|bleeding", "x | dosage | y", "p|effect|q"]
     predictions = [parse("triple_extraction", o, mode="strict_original") for o in outputs]
     assert [p.label for p in predictions] == ["aspirin|effect|bleeding", "x| dosage |y", "p|effect|q"]
-    original = score("triple_extraction", golds, predictions, n_boot=0, triple_matching="original")
+    original = score(get_task("triple_extraction"), golds, predictions, n_boot=0, triple_matching="original")
     values = {name: v.value for name, v in original.metrics.items()}
     # 5_metrics.py: the predicted relation " dosage " is not stripped, the gold tail "q  " is not stripped.
     assert values["f1"] == pytest.approx(1 / 3)
     assert values["head_f1"] == 1.0
     assert values["relation_f1"] == pytest.approx(2 / 3)
     assert values["tail_f1"] == pytest.approx(2 / 3)
-    normalized = score("triple_extraction", golds, predictions, n_boot=0)
+    normalized = score(get_task("triple_extraction"), golds, predictions, n_boot=0)
     assert normalized.metrics["f1"].value == 1.0
     with pytest.raises(ConfigError, match="unknown triple matching 'exact'"):
-        score("triple_extraction", golds, predictions, triple_matching="exact")
+        score(get_task("triple_extraction"), golds, predictions, triple_matching="exact")

@@ -23,8 +23,8 @@ from biorab.common.labels import HETIONET_LABELS, MEDMCQA_LABELS
 from biorab.common.records import Prediction
 from biorab.common.registry import PARSERS, TASKS
 from biorab.datasets import load_dataset
-from biorab.parsing import MODES, parse
-from biorab.tasks import get_template
+from biorab.parsing import MODES
+from biorab.tasks import get_template, parse
 
 DOCTESTED = [
     biorab.parsing, biorab.parsing.base, biorab.parsing.choices, biorab.parsing.closed_labels,
@@ -88,15 +88,14 @@ def test_a_perfect_answer_parses_to_the_gold_label(data_dir: Path, dataset: str)
         assert robust == strict == [e.label for e in examples]
 
 
-def test_parse_for_template_uses_the_examples_options() -> None:
+def test_template_parse_uses_the_examples_options() -> None:
     from biorab.common.records import Example
-    from biorab.parsing import parse_for_template
 
     options = {"A": "a1", "B": "b1", "C": "c1", "D": "d1", "E": "None of these"}
     five = Example("qa/test/0", "qa", "medmcqa", "test", "q", "(E)", {"question": "q", "options": options})
     template = get_template("medmcqa")
-    assert parse_for_template(template, "(E)", example=five).label == "(E)"
-    assert parse_for_template(template, "(E)").label is None  # the staged set has four options
-    assert parse_for_template(template, "none of these", example=five).label == "(E)"
-    assert parse_for_template(get_template("ade"), " x | Effect | y", mode="strict_original").label == (
+    assert template.parse("(E)", example=five).label == "(E)"
+    assert template.parse("(E)").label is None  # the staged set has four options
+    assert template.parse("none of these", example=five).label == "(E)"
+    assert get_template("ade").parse(" x | Effect | y", mode="strict_original").label == (
         "x| effect |y")

@@ -14,8 +14,7 @@ from biorab.common.labels import (
     PHARMKG_LABELS,
     SEMCLASS_LABELS,
 )
-from biorab.parsing import parse
-from biorab.tasks import inference_prompt
+from biorab.tasks import inference_prompt, parse
 
 
 def triples(text: str, relations: tuple[str, ...] | None = ADE_RELATIONS) -> str | None:
@@ -177,9 +176,8 @@ SMOLLM2_OUTPUTS = [
 
 @pytest.mark.parametrize(("dataset", "text", "robust", "strict"), SMOLLM2_OUTPUTS)
 def test_small_model_outputs(dataset: str, text: str, robust: str | None, strict: str | None) -> None:
-    from biorab.parsing import parse_for_template
     from biorab.tasks import get_template
 
     template = get_template(dataset)
-    assert parse_for_template(template, text).label == robust
-    assert parse_for_template(template, text, mode="strict_original").label == strict
+    assert template.parse(text).label == robust
+    assert template.parse(text, mode="strict_original").label == strict

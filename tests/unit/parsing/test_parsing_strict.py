@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biorab.common.labels import HETIONET_LABELS, MEDMCQA_LABELS, SEMCLASS_LABELS
-from biorab.parsing import parse
-from biorab.tasks import inference_prompt
+from biorab.tasks import inference_prompt, parse
 
 PROMPT = inference_prompt("please extract the triplet ...", "Levodopa relieves Parkinson disease.")
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from biorab.common.records import Example, Hit
-from biorab.parsing import parse
-from biorab.tasks import AWARENESS_LABELS, awareness_target, describe_hit, render_awareness_probe
+from biorab.tasks import AWARENESS_LABELS, awareness_target, describe_hit, parse, render_awareness_probe
 
 EXAMPLE = Example("ade/test/0", "triple_extraction", "ade", "test",
                   "Hepatotoxic effects in a child receiving valproate and carnitine.",

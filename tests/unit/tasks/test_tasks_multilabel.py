@@ -18,8 +18,7 @@ from biorab.datasets import load_dataset
 from biorab.datasets.stats import label_counts
 from biorab.metrics import score
 from biorab.metrics.definitions import display_name
-from biorab.parsing import parse, parse_for_template
-from biorab.tasks import get_task, get_template, render
+from biorab.tasks import get_task, get_template, parse, render, single_label
 
 TASK = "multilabel_classification"
 LABELS = ("housing", "employment", "transportation", "food")
@@ -92,21 +91,21 @@ def test_parsing(text: str, robust: str | None, strict: str | None) -> None:
     assert parse(TASK, text, mode="strict_original", labels=LABELS).label == strict
 
 
-def test_parse_for_template_uses_the_template_labels() -> None:
+def test_template_parse_uses_the_template_labels() -> None:
     template = get_template("sdoh", task=TASK, labels=LABELS)
-    assert parse_for_template(template, "I think: Food, transportation").label == "transportation; food"
+    assert template.parse("I think: Food, transportation").label == "transportation; food"
 
 
 def test_metrics_hand_computed() -> None:
     golds = ["housing; employment", "food", "housing"]
     predictions = [Prediction("housing", "x", True), Prediction("food; housing", "x", True),
                    Prediction(None, "x", False)]
-    report = score(TASK, golds, predictions, n_boot=0)
+    report = score(get_task(TASK), golds, predictions, n_boot=0)
     # correct 1 + 1 + 0 = 2; predicted 1 + 2 + 0 = 3; gold 2 + 1 + 1 = 4
     values = {name: m.value for name, m in report.metrics.items()}
     assert values == pytest.approx({"precision": 2 / 3, "recall": 1 / 2, "f1": 4 / 7,
                                     "parse_failure_rate": 1 / 3})
-    assert display_name(TASK, "f1") == "f1"  # not single-label: micro F1 is no accuracy
+    assert display_name(single_label(TASK), "f1") == "f1"  # not single-label: micro F1 is no accuracy
 
 
 def test_counterfactual_corpus_always_changes_the_label_set(tmp_path: Path) -> None:

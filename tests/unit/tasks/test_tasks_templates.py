@@ -232,7 +232,6 @@ def test_format_target_and_training_text() -> None:
 
 def test_stops_keep_an_answer_that_starts_with_a_newline() -> None:
     from biorab.generation import truncate_at_stop
-    from biorab.parsing import parse_for_template
 
     for dataset in DATASET_TASKS:
         assert get_template(dataset).stop == ("\n\n", "\n###")
@@ -240,7 +239,7 @@ def test_stops_keep_an_answer_that_starts_with_a_newline() -> None:
     template = get_template("medmcqa")
     text, stopped = truncate_at_stop("\nThe answer is (D)\n\n\n### Instruction: \nTASK: ...", template.stop)
     assert (text, stopped) == ("\nThe answer is (D)", True)
-    assert parse_for_template(template, text).label == "(D)"
+    assert template.parse(text).label == "(D)"
     assert get_template("ade").labels == ADE_RELATIONS and get_template("git").labels == GIT_RELATIONS
 
 
