@@ -50,10 +50,64 @@ def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch)
     class Built:
         retriever = None
 
-    monkeypatch.setattr(retriever, "build_testbed_retriever", lambda **_: time.sleep(0.35) or Built())
+    def slow(**_: object) -> Built:
+        time.sleep(0.35)
+        return Built()
+
+    monkeypatch.setattr(retriever, "build_testbed_retriever", slow)
     job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
                    '{"params": {}, "selection": {}}')
     lines: list[str] = []
     build_indexes([job], echo=lines.append, every_s=0.1)
     beats = [x for x in lines if x.startswith("  index 1/1: dense (minilm) over ade labeled: building, ")]
     assert len(beats) >= 2 and beats[0].endswith(" s so far"), lines
+
+
+def test_an_index_being_embedded_shows_its_items_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import biorab.ral.parts.retriever as retriever
+    from biorab.retrieval.encoders import ENCODE_PROGRESS
+    from biorab.sweep.indexes import IndexJob
+
+    class Built:
+        retriever = None
+
+    def embed(**_: object) -> Built:  # 8 items in 4 batches of 2, as `HFEncoder.encode` reports them
+        report = ENCODE_PROGRESS.get()
+        assert report is not None
+        for _batch in range(4):
+            time.sleep(0.3)
+            report(2, 8)
+        return Built()
+
+    monkeypatch.setattr(retriever, "build_testbed_retriever", embed)
+    job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
+                   '{"params": {}, "selection": {}}')
+    lines: list[str] = []
+    build_indexes([job], echo=lines.append, every_s=0.25)
+    head = "  index 1/1: dense (minilm) over ade labeled: embedding: "
+    embedding = [x for x in lines if x.startswith(head)]
+    # a line every 0.25 s while the items come (within the first second without a rate: "at once"), the last
+    # with the rate over the whole index (8 items in ~1.2 s)
+    assert len(embedding) >= 2 and embedding[-1].startswith(head + "8/8 items (100%), "), lines
+    assert embedding[-1].endswith(" items/s, eta 0s"), lines
+    assert ENCODE_PROGRESS.get() is None  # nobody watches once the index is built
+
+
+def test_the_encoder_reports_each_batch() -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from biorab.retrieval.encoders import ENCODE_PROGRESS, HFEncoder
+
+    stub = SimpleNamespace(batch_size=2, dim=3,
+                           _encode_batch=lambda texts: np.zeros((len(texts), 3), dtype=np.float32))
+    seen: list[tuple[int, int]] = []
+    token = ENCODE_PROGRESS.set(lambda n, total: seen.append((n, total)))
+    try:
+        vectors = HFEncoder.encode(stub, ["a", "b", "c", "d", "e"])  # type: ignore[arg-type]
+    finally:
+        ENCODE_PROGRESS.reset(token)
+    assert vectors.shape == (5, 3) and seen == [(2, 5), (2, 5), (1, 5)]
