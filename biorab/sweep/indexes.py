@@ -173,17 +173,22 @@ def _still_building(what: str, say: Callable[[str], None], every_s: float) -> It
 
     stop = threading.Event()
     began = time.monotonic()
-    items = ProgressLines("items", write=say, every_s=every_s, label=f"{what}: embedding")
+    items: list[ProgressLines] = []  # made at the first batch: loading the encoder is not embedding time
+
+    def embedded(n: int, total: int) -> None:
+        if not items:
+            items.append(ProgressLines("items", write=say, every_s=every_s, label=f"{what}: embedding"))
+        items[0](n, total)
 
     def beat() -> None:
         while not stop.wait(every_s):
-            if items.done:
-                items.tick()
+            if items:
+                items[0].tick()
             else:
                 say(f"{what}: building, {time.monotonic() - began:.0f} s so far")
 
     thread = threading.Thread(target=beat, name="biorab-index-progress", daemon=True)
-    token = ENCODE_PROGRESS.set(items)
+    token = ENCODE_PROGRESS.set(embedded)
     thread.start()
     try:
         yield

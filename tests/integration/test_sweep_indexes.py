@@ -77,7 +77,7 @@ def test_an_index_being_embedded_shows_its_items_rate_and_eta(monkeypatch: pytes
         report = ENCODE_PROGRESS.get()
         assert report is not None
         for _batch in range(4):
-            time.sleep(0.3)
+            time.sleep(0.5)
             report(2, 8)
         return Built()
 
@@ -88,8 +88,8 @@ def test_an_index_being_embedded_shows_its_items_rate_and_eta(monkeypatch: pytes
     build_indexes([job], echo=lines.append, every_s=0.25)
     head = "  index 1/1: dense (minilm) over ade labeled: embedding: "
     embedding = [x for x in lines if x.startswith(head)]
-    # a line every 0.25 s while the items come (within the first second without a rate: "at once"), the last
-    # with the rate over the whole index (8 items in ~1.2 s)
+    # a line every 0.25 s while the items come (the clock starts at the first batch, and within its first
+    # second there is no rate: "at once"), the last with the rate over the batches (8 items in ~1.5 s)
     assert len(embedding) >= 2 and embedding[-1].startswith(head + "8/8 items (100%), "), lines
     assert embedding[-1].endswith(" items/s, eta 0s"), lines
     assert ENCODE_PROGRESS.get() is None  # nobody watches once the index is built
