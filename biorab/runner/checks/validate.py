@@ -202,7 +202,10 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
 
 
 def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
+    """Each (dataset, template, parser) fits the dataset's task (`biorab.runner.checks.task_fit`): a misfit
+    would make every answer a silent parse failure."""
     from biorab.common.registry import dataset_task
+    from biorab.runner.checks.task_fit import fit_problems
     from biorab.tasks import get_template
 
     for i, spec in enumerate(config.retrieval):
@@ -214,3 +217,6 @@ def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
             except (BioRABError, KeyError, ValueError) as e:
                 raise ConfigError(f"no template variant {spec.template!r} for {ds.name!r}: {e}",
                                   key=f"retrieval.{i}.template", path=path) from e
+            misfit = fit_problems(ds.name, spec.template, config.parser, probes=bool(spec.probes))
+            if misfit:
+                raise ConfigError(misfit[0], key=f"retrieval.{i}.template", path=path)

@@ -109,3 +109,23 @@ def test_a_sweep_whose_template_and_parser_do_not_fit(tmp_path: Path, data_dir: 
             assert f"template {variant!r} of dataset 'hetionet' is written for task 'link_prediction'" in err
         assert "medmcqa" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_config_whose_parser_does_not_fit(tmp_path: Path, data_dir: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`biorab run` and `biorab validate` of a run config check the same fit (`check_experiment`)."""
+    from biorab.common.errors import ConfigError
+    from biorab.experiment import ExperimentConfig
+    from biorab.runner.checks.validate import check_experiment
+
+    monkeypatch.setitem(label_sets.LABELS, "semclass", ("yes", "no"))
+    config = ExperimentConfig.model_validate({
+        "name": "r", "data_dir": str(data_dir), "parser": "strict_original", "backend": {"name": "fake"},
+        "datasets": [{"name": "medmcqa"}, {"name": "semclass"}],
+        "retrieval": [{"testbed": "none"}]})
+    with pytest.raises(ConfigError) as refused:
+        check_experiment(config, path="r.yaml")
+    assert refused.value.key == "retrieval.0.template"
+    assert "parser 'strict_original' does not read the answers template 'default' asks of dataset " \
+           "'semclass'" in str(refused.value)
+    check_experiment(config.model_copy(update={"parser": "robust"}), path="r.yaml")  # robust reads y -> yes
