@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from biorab.common.errors import BioRABError
 
@@ -31,21 +32,30 @@ QUOTED = 3
 def fit_problems(dataset: str, variant: str, parser: str, *, probes: bool = False) -> list[str]:
     """Why the template `variant` and the parser `parser` do not fit `dataset`'s task (empty: they fit).
     `dataset` must be registered (an unknown one is `check_experiment`'s to name)."""
-    from biorab.common.registry import PARSERS, dataset_task
+    from biorab.common.labels import dataset_labels
+    from biorab.common.registry import dataset_task
+
+    return list(_fit(dataset, variant, parser, probes, dataset_task(dataset), dataset_labels(dataset)))
+
+
+@lru_cache(maxsize=4096)  # a grid asks the same (dataset, template, parser) in every run and seed
+def _fit(dataset: str, variant: str, parser: str, probes: bool, task: str | None,
+         labels: tuple[str, ...] | None) -> tuple[str, ...]:
+    """`fit_problems`, keyed by everything it reads (the task and label set the rows are scored with)."""
+    from biorab.common.registry import PARSERS
     from biorab.tasks import get_template
 
-    task = dataset_task(dataset)
     try:
         template = get_template(dataset, variant=variant, task=task)
     except (BioRABError, KeyError, ValueError, NotImplementedError) as e:
-        return [f"template {variant!r} does not fit dataset {dataset!r}: {e}"]
+        return (f"template {variant!r} does not fit dataset {dataset!r}: {e}",)
     if task is not None and template.task != task:
-        return [f"template {variant!r} of dataset {dataset!r} is written for task {template.task!r}, but "
-                f"the dataset's rows are {task!r} instances (parsed and scored as {task!r})"]
+        return (f"template {variant!r} of dataset {dataset!r} is written for task {template.task!r}, but "
+                f"the dataset's rows are {task!r} instances (parsed and scored as {task!r})",)
     if parser not in PARSERS:
-        return [f"parser {parser!r} is not registered; known: {', '.join(PARSERS.names())}"]
+        return (f"parser {parser!r} is not registered; known: {', '.join(PARSERS.names())}",)
     out = []
-    unread = unread_answers(template.task, _asked(template), parser, _scored_labels(dataset))
+    unread = unread_answers(template.task, _asked(template), parser, labels)
     if unread:
         quoted = ", ".join(f"{answer!r} -> {got}" for answer, got in unread[:QUOTED])
         more = f" (and {len(unread) - QUOTED} more)" if len(unread) > QUOTED else ""
@@ -56,7 +66,7 @@ def fit_problems(dataset: str, variant: str, parser: str, *, probes: bool = Fals
         quoted = ", ".join(f"{answer!r} -> {got}" for answer, got in unread)
         out.append(f"parser {parser!r} does not read the negative-awareness probe's answers of dataset "
                    f"{dataset!r}: {quoted}")
-    return out
+    return tuple(out)
 
 
 def unread_answers(task: str, answers: Sequence[str], parser: str, labels: Sequence[str] | None
@@ -105,9 +115,3 @@ def _asked(template: object) -> list[str]:
     drawn = sample_regex(constraint.regex, random.Random(0))
     first = drawn.split("\n", 1)[0]
     return [first if re.fullmatch(constraint.regex, first) else drawn]
-
-
-def _scored_labels(dataset: str) -> tuple[str, ...] | None:
-    from biorab.common.labels import dataset_labels
-
-    return dataset_labels(dataset)
