@@ -2,11 +2,12 @@
 Ctrl-C, ends as an undisturbed rehearsal does (issue 45 item 4).
 
 Every fault is compared with one undisturbed rehearsal, ``biorab sweep SWEEP --rehearse --limit N --no-ray``
-(``--reference DIR`` reuses one). The comparison is by files: each run's ``report.md`` of the sweep
-(``<sweep>/report/report.md``) and every scored row of every cell, with the columns that say *when* or *how*
+(``--reference DIR`` reuses one). The comparison is by files: the sweep's report (``<sweep>/report/``)
+and every scored row of every cell, with the columns that say *when* or *how*
 a row was made dropped (``written_at``, ``attempt``, the ``*_cached`` flags, ``gen_batch_size``: Ray and the
 in-process executor cut batches differently); everything else, prompts, hits, generations and parsed
-answers included, must be equal.
+answers included, must be equal; and ``report.md`` / ``report.html`` byte for byte but for the sweep
+folder's own path (the report names the folder its explorer is written from).
 
 ``--fault node-loss``: a local two-node Ray cluster (`ray.cluster_utils.Cluster`, head and worker on this
 machine, 2 CPUs each, Ray's token auth on as the CLI turns it on for a local Ray:
@@ -97,11 +98,18 @@ def compare(got: Path, want: Path) -> dict[str, Any]:
     """The files an undisturbed rehearsal and a disturbed one must share (see the module docstring)."""
     rows_got, rows_want = scored_rows(got), scored_rows(want)
     differing = sorted(k for k in rows_got.keys() | rows_want.keys() if rows_got.get(k) != rows_want.get(k))
-    report_got, report_want = (p / "report" / "report.md" for p in (got, want))
+    reports = {name: (text := report_text(got, name)) is not None and text == report_text(want, name)
+               for name in ("report.md", "report.html")}
     return {"cells": len(rows_want), "rows": sum(len(v) for v in rows_want.values()),
             "cells_differing": differing[:10], "n_cells_differing": len(differing),
-            "report_md_identical": report_got.is_file()
-            and report_got.read_bytes() == report_want.read_bytes()}
+            **{f"{name.replace('.', '_')}_identical": same for name, same in reports.items()}}
+
+
+def report_text(folder: Path, name: str) -> str | None:
+    """A report file of the sweep in `folder`, its own folder's path written ``<sweep>`` (the report names
+    the folder its explorer is written from, the one line two rehearsals in two folders differ in)."""
+    path = folder / "report" / name
+    return path.read_text(encoding="utf-8").replace(str(folder), "<sweep>") if path.is_file() else None
 
 
 def mlflow_status(db: Path) -> dict[str, int]:
