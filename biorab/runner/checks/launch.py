@@ -144,7 +144,7 @@ def _validate_problems(unit: LaunchUnit, path: str | Path | None, check_data: bo
     from biorab.runner.checks.validate import check_experiment
 
     try:
-        check_experiment(unit.config, path=path, check_data=check_data)
+        check_experiment(unit.config, path=path, check_data=check_data, check_resources=False)
     except BioRABError as e:
         where = f"{unit.label} (run {unit.run!r})" if unit.run else unit.label
         return [f"{where}: {e}"]
