@@ -228,7 +228,7 @@ def stopped(sweep: Path, limit: int, out: Path, after_runs: int, signum: int) ->
     thread.join(5)
     first_wall = time.perf_counter() - start
     at_stop = {"exit": proc.returncode, "wall_s": round(first_wall, 1),
-               "stderr_lines": stderr.strip().splitlines(),
+               "last_line": (stderr.strip().splitlines() or [""])[-1],
                "traceback": "Traceback" in stderr, "mlflow_runs": mlflow_status(folder / "mlflow.db"),
                "runs_finished": finished_runs(folder), "stopped": seen}
     start = time.perf_counter()
