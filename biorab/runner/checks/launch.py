@@ -1,8 +1,8 @@
 """Every problem of a launch, listed at once, before any actor starts (`biorab validate` on a sweep file,
-the start of `biorab sweep` and of `biorab run`): each model, adapter and encoder the configs name loads
-here (`biorab.runner.checks.loadable`), each data file exists, each template and parser fits its
-dataset's task (`biorab.runner.checks.task_fit`), the resources fit the machine or cluster, and every
-other check of `biorab validate` (`check_experiment`).
+the start of `biorab sweep`; `biorab run` stops at the first of `check_experiment`'s): each model, adapter
+and encoder the configs name loads here (`biorab.runner.checks.loadable`), each data file exists, each
+template and parser fits its dataset's task (`biorab.runner.checks.task_fit`), the resources fit the
+machine or cluster, and every other check of `biorab validate` (`check_experiment`).
 
 One problem is one line; the same problem met by several runs (a model shared by 14 runs) is listed once.
 """
