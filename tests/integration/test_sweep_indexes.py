@@ -3,6 +3,8 @@ share it), built once with their own progress lines, and loaded, not rebuilt, by
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,51 +43,47 @@ def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch
     assert index_jobs([config(data_dir, "c", [{"testbed": "none"}])]) == []
 
 
-def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
+class Built:
+    """What `build_indexes` reads of a built retriever: none (no items, not loaded)."""
 
+    retriever = None
+
+
+def build_one_dense_index(monkeypatch: pytest.MonkeyPatch, build: Callable[[], None], every_s: float
+                          ) -> list[str]:
+    """`build_indexes` of one dense index built by `build` (in place of embedding a corpus); its lines."""
     import biorab.ral.parts.retriever as retriever
     from biorab.sweep.indexes import IndexJob
 
-    class Built:
-        retriever = None
-
-    def slow(**_: object) -> Built:
-        time.sleep(0.35)
+    def fake(**_: object) -> Built:
+        build()
         return Built()
 
-    monkeypatch.setattr(retriever, "build_testbed_retriever", slow)
+    monkeypatch.setattr(retriever, "build_testbed_retriever", fake)
     job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
                    '{"params": {}, "selection": {}}')
     lines: list[str] = []
-    build_indexes([job], echo=lines.append, every_s=0.1)
+    build_indexes([job], echo=lines.append, every_s=every_s)
+    return lines
+
+
+def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = build_one_dense_index(monkeypatch, lambda: time.sleep(0.35), every_s=0.1)
     beats = [x for x in lines if x.startswith("  index 1/1: dense (minilm) over ade labeled: building, ")]
     assert len(beats) >= 2 and beats[0].endswith(" s so far"), lines
 
 
 def test_an_index_being_embedded_shows_its_items_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
-
-    import biorab.ral.parts.retriever as retriever
     from biorab.retrieval.encoders import ENCODE_PROGRESS
-    from biorab.sweep.indexes import IndexJob
 
-    class Built:
-        retriever = None
-
-    def embed(**_: object) -> Built:  # 8 items in 4 batches of 2, as `HFEncoder.encode` reports them
+    def embed() -> None:  # 8 items in 4 batches of 2, as `HFEncoder.encode` reports them
         report = ENCODE_PROGRESS.get()
         assert report is not None
         for _batch in range(4):
             time.sleep(0.5)
             report(2, 8)
-        return Built()
 
-    monkeypatch.setattr(retriever, "build_testbed_retriever", embed)
-    job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
-                   '{"params": {}, "selection": {}}')
-    lines: list[str] = []
-    build_indexes([job], echo=lines.append, every_s=0.25)
+    lines = build_one_dense_index(monkeypatch, embed, every_s=0.25)
     head = "  index 1/1: dense (minilm) over ade labeled: embedding: "
     embedding = [x for x in lines if x.startswith(head)]
     # a line every 0.25 s while the items come (the clock starts at the first batch, and within its first
