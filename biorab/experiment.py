@@ -197,25 +197,6 @@ class ExperimentConfig(Params):
             raise ValueError("two retrieval settings are identical")
         return value
 
-    @field_validator("resources")
-    @classmethod
-    def _fits_local_ray(cls, res: ResourcesConfig, info: ValidationInfo) -> ResourcesConfig:
-        # Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and
-        # Ray Data then waits forever without an error (docs/notes/ray_on_small_machines.md). Refuse such a
-        # config.
-        if res.address is not None:
-            return res
-        need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus
-        if any(spec.retrieves for spec in info.data.get("retrieval", ())):
-            need += res.retrieval.pool_size * res.retrieval.num_cpus
-        if need > res.num_cpus:
-            raise ValueError(
-                f"the actor pools and tasks need {need:g} CPUs but the local Ray has resources.num_cpus="
-                f"{res.num_cpus}; lower the pools' num_cpus/pool_size or raise resources.num_cpus (logical "
-                "CPUs may exceed the cores)"
-            )
-        return res
-
     def run_dir(self) -> Path:
         return Path(self.output_dir).expanduser().resolve() / self.name
 

@@ -92,7 +92,9 @@ def _print_plan(p: Any, kind: str = "sweep") -> None:
               + ("" if p.cost_usd is None else f"; API cost {total} ${p.cost_usd:,.2f} (the config's prices"
                  + ("" if total == "≤" else "; per model: bound ≤, estimate ~, assumption ?") + ")"))
     out.print(f"retrieval indexes: {p.indexes} (corpus x retriever), each built once for the whole sweep "
-              "and reused by every later run (their build time is not in the GPU-hours)")
+              f"and reused by every later run; {p.encoded_indexes} embed their corpus (dense): "
+              f"{p.index_items:,} items, ~{p.index_tokens:,} tokens, ≤ {p.index_gpu_hours:.3f} GPU-hours "
+              f"({p.gpu}; not in the GPU-hours above); the others (BM25) are built on CPUs")
     out.print("~ prompt tokens estimated from length (no tokenizer here). Decode tokens per answer: "
               + "; ".join(_DECODE_TEXT[b] for b in dict.fromkeys(m.decode_basis for m in p.models)))
     for m in p.models:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +27,13 @@ import numpy as np
 from biorab.common.errors import RetrievalError
 
 Pooling = Literal["mean", "cls"]
+
+#: Told after each batch an `HFEncoder.encode` embeds: (texts in this batch, texts in all). Set by whoever
+#: shows a long encode (the sweep's index step, `biorab.sweep.indexes`: an index over a whole training
+#: corpus embeds for minutes); ``None``: nobody is watching. A context variable, so a caller in one
+#: thread never sees another's encodes.
+ENCODE_PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("biorab_encode_progress",
+                                                                           default=None)
 
 
 @dataclass(frozen=True)
@@ -126,9 +135,13 @@ class HFEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         chunks = []
+        report = ENCODE_PROGRESS.get()
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                chunks.append(self._encode_batch(texts[start : start + self.batch_size]))
+                batch = texts[start : start + self.batch_size]
+                chunks.append(self._encode_batch(batch))
+                if report is not None:
+                    report(len(batch), len(texts))
         return np.concatenate(chunks).astype(np.float32, copy=False)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

@@ -129,6 +129,12 @@ class SweepPlan:
     gpu: str = ""
     #: Retrieval indexes (corpus x retriever) the runs read, built once per sweep (`biorab.sweep.indexes`).
     indexes: int = 0
+    #: Of those, the indexes that embed their corpus (dense, hybrid), the items and tokens they encode
+    #: and their GPU-hours on `gpu` (`biorab.sweep.indexes.index_cost`; not in `gpu_hours`).
+    encoded_indexes: int = 0
+    index_items: int = 0
+    index_tokens: int = 0
+    index_gpu_hours: float = 0.0
     models: list[ModelPlan] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -203,9 +209,16 @@ def _plan_runs(plan: SweepPlan, runs: list[SweepRun], profile_of: Callable[[str]
     finally:
         planner.close()
     _totals(plan, runs, hit_keys, new_hits)
-    from biorab.sweep.indexes import index_jobs
+    from biorab.sweep.indexes import index_cost, index_jobs
 
-    plan.indexes = len(index_jobs([r.config for r in runs]))
+    try:
+        cost = index_cost(index_jobs([r.config for r in runs]), throughput)
+    except BioRABError as e:  # a corpus that cannot be built: the run would fail the same way
+        plan.errors.append(f"retrieval indexes: {e}")
+    else:
+        plan.indexes, plan.encoded_indexes = cost.indexes, cost.encoded
+        plan.index_items, plan.index_tokens, plan.index_gpu_hours = (cost.encoded_items, cost.encoded_tokens,
+                                                                     cost.gpu_hours)
     plan.seconds = round(time.perf_counter() - start, 3)
     return plan
 

@@ -8,6 +8,10 @@ in-process or in Ray actors, load it instead of building it, and a later sweep l
 
 Cells with a corpus method (``llm_label``, ``detect_correct``) index a corpus that the run transforms
 first: their indexes are left to the run.
+
+`index_cost` is what `biorab plan` says the indexes cost on the cluster: a dense (or hybrid) index passes
+every corpus item through its encoder once, so its GPU time is the items' tokens over an encoder's
+prefill rate on the sweep's GPU (`throughput`); BM25 indexes are built on CPUs and cost no GPU time.
 """
 
 from __future__ import annotations
@@ -67,6 +71,51 @@ def _identity(job: IndexJob) -> tuple[Any, ...]:
     return (job.testbed, job.rate, job.dataset, job.seed, job.data_dir, job.retriever, job.params_json)
 
 
+#: The size (billions of parameters) the GPU-hour estimate of an encoder pass is read at: a BERT-base
+#: encoder (Contriever, MedCPT, MiniLM: 0.02-0.11B). The throughput table's nearest larger entry is its
+#: smallest decoder's prefill rate, which an encoder-only model of a tenth its size does not fall below,
+#: so the GPU-hours are an upper bound.
+ENCODER_SIZE_B = 0.11
+#: Retrievers whose index embeds every corpus item with an encoder.
+ENCODING_RETRIEVERS = frozenset({"dense", "hybrid"})
+
+
+@dataclass(frozen=True)
+class IndexCost:
+    """What building a sweep's indexes costs: how many, how many embed their corpus (dense, hybrid),
+    the items and tokens (characters / `CHARS_PER_TOKEN`) those encode, and their GPU-hours."""
+
+    indexes: int
+    encoded: int
+    encoded_items: int
+    encoded_tokens: int
+    gpu_hours: float
+
+
+def index_cost(jobs: Sequence[IndexJob], throughput: Any) -> IndexCost:
+    """The cost of building `jobs` on the GPU of `throughput` (a `ThroughputSpec`; see the module
+    docstring). Each encoding index's testbed corpus is built to count its items and characters (once
+    per corpus and process, as the runs build it)."""
+    from biorab.ral.parts.testbeds import testbed_corpus
+    from biorab.retrieval.base import document_text
+    from biorab.sweep.models import CHARS_PER_TOKEN
+    from biorab.sweep.throughput import engine_rates
+
+    encoded = items = chars = 0
+    for job in jobs:
+        if job.retriever not in ENCODING_RETRIEVERS:
+            continue
+        corpus, _ = testbed_corpus(job.testbed, job.dataset, rate=job.rate, seed=job.seed,
+                                   data_dir=job.data_dir)
+        fields = str(json.loads(job.build_json or "{}").get("params", {}).get("fields", "key"))
+        encoded += 1
+        items += len(corpus.items)
+        chars += sum(len(document_text(item, fields)) for item in corpus.items)
+    tokens = round(chars / CHARS_PER_TOKEN)
+    prefill, _decode = engine_rates(throughput, ENCODER_SIZE_B)
+    return IndexCost(len(jobs), encoded, items, tokens, round(tokens / prefill / 3600.0, 6))
+
+
 @dataclass
 class IndexStats:
     """What `build_indexes` did: indexes built now, loaded (built before), and the seconds spent."""
@@ -98,7 +147,7 @@ def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | Non
         say(f"  index {i}/{len(jobs)}: {job.describe()} ...")
         began = time.monotonic()
         entry = json.loads(job.build_json)
-        with _still_building(f"  index {i}/{len(jobs)}: {job.describe()}: building", say, every_s):
+        with _still_building(f"  index {i}/{len(jobs)}: {job.describe()}", say, every_s):
             built = build_testbed_retriever(testbed=job.testbed, dataset=job.dataset, retriever=job.retriever,
                                             params=entry["params"], rate=job.rate, seed=job.seed,
                                             data_dir=job.data_dir,
@@ -117,18 +166,33 @@ def build_indexes(jobs: Sequence[IndexJob], *, echo: Callable[[str], None] | Non
 
 @contextlib.contextmanager
 def _still_building(what: str, say: Callable[[str], None], every_s: float) -> Iterator[None]:
-    """``<what>, 40 s so far`` every `every_s` seconds until the block ends."""
+    """Until the block ends, every `every_s` seconds: the items its encoder embedded, with their rate and
+    ETA (``<what>: embedding: 1280/20000 items (6%), 45.1 items/s, eta 6m``), or, before any item is
+    embedded (loading the encoder, building a BM25 index), ``<what>: building, 40 s so far``."""
+    from biorab.retrieval.encoders import ENCODE_PROGRESS
+
     stop = threading.Event()
     began = time.monotonic()
+    items: list[ProgressLines] = []  # made at the first batch: loading the encoder is not embedding time
+
+    def embedded(n: int, total: int) -> None:
+        if not items:
+            items.append(ProgressLines("items", write=say, every_s=every_s, label=f"{what}: embedding"))
+        items[0](n, total)
 
     def beat() -> None:
         while not stop.wait(every_s):
-            say(f"{what}, {time.monotonic() - began:.0f} s so far")
+            if items:
+                items[0].tick()
+            else:
+                say(f"{what}: building, {time.monotonic() - began:.0f} s so far")
 
     thread = threading.Thread(target=beat, name="biorab-index-progress", daemon=True)
+    token = ENCODE_PROGRESS.set(embedded)
     thread.start()
     try:
         yield
     finally:
+        ENCODE_PROGRESS.reset(token)
         stop.set()
         thread.join()

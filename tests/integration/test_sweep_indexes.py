@@ -3,6 +3,8 @@ share it), built once with their own progress lines, and loaded, not rebuilt, by
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,19 +43,69 @@ def test_each_index_once_then_loaded(data_dir: Path, tmp_path: Path, monkeypatch
     assert index_jobs([config(data_dir, "c", [{"testbed": "none"}])]) == []
 
 
-def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
+class Built:
+    """What `build_indexes` reads of a built retriever: none (no items, not loaded)."""
 
+    retriever = None
+
+
+def build_one_dense_index(monkeypatch: pytest.MonkeyPatch, build: Callable[[], None], every_s: float
+                          ) -> list[str]:
+    """`build_indexes` of one dense index built by `build` (in place of embedding a corpus); its lines."""
     import biorab.ral.parts.retriever as retriever
     from biorab.sweep.indexes import IndexJob
 
-    class Built:
-        retriever = None
+    def fake(**_: object) -> Built:
+        build()
+        return Built()
 
-    monkeypatch.setattr(retriever, "build_testbed_retriever", lambda **_: time.sleep(0.35) or Built())
+    monkeypatch.setattr(retriever, "build_testbed_retriever", fake)
     job = IndexJob("labeled", None, "ade", 0, None, "dense", '{"encoder": "minilm"}',
                    '{"params": {}, "selection": {}}')
     lines: list[str] = []
-    build_indexes([job], echo=lines.append, every_s=0.1)
+    build_indexes([job], echo=lines.append, every_s=every_s)
+    return lines
+
+
+def test_a_long_build_says_it_is_still_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = build_one_dense_index(monkeypatch, lambda: time.sleep(0.35), every_s=0.1)
     beats = [x for x in lines if x.startswith("  index 1/1: dense (minilm) over ade labeled: building, ")]
     assert len(beats) >= 2 and beats[0].endswith(" s so far"), lines
+
+
+def test_an_index_being_embedded_shows_its_items_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
+    from biorab.retrieval.encoders import ENCODE_PROGRESS
+
+    def embed() -> None:  # 8 items in 4 batches of 2, as `HFEncoder.encode` reports them
+        report = ENCODE_PROGRESS.get()
+        assert report is not None
+        for _batch in range(4):
+            time.sleep(0.5)
+            report(2, 8)
+
+    lines = build_one_dense_index(monkeypatch, embed, every_s=0.25)
+    head = "  index 1/1: dense (minilm) over ade labeled: embedding: "
+    embedding = [x for x in lines if x.startswith(head)]
+    # a line every 0.25 s while the items come (the clock starts at the first batch, and within its first
+    # second there is no rate: "at once"), the last with the rate over the batches (8 items in ~1.5 s)
+    assert len(embedding) >= 2 and embedding[-1].startswith(head + "8/8 items (100%), "), lines
+    assert embedding[-1].endswith(" items/s, eta 0s"), lines
+    assert ENCODE_PROGRESS.get() is None  # nobody watches once the index is built
+
+
+def test_the_encoder_reports_each_batch() -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from biorab.retrieval.encoders import ENCODE_PROGRESS, HFEncoder
+
+    stub = SimpleNamespace(batch_size=2, dim=3,
+                           _encode_batch=lambda texts: np.zeros((len(texts), 3), dtype=np.float32))
+    seen: list[tuple[int, int]] = []
+    token = ENCODE_PROGRESS.set(lambda n, total: seen.append((n, total)))
+    try:
+        vectors = HFEncoder.encode(stub, ["a", "b", "c", "d", "e"])  # type: ignore[arg-type]
+    finally:
+        ENCODE_PROGRESS.reset(token)
+    assert vectors.shape == (5, 3) and seen == [(2, 5), (2, 5), (1, 5)]

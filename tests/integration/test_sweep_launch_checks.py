@@ -1,6 +1,7 @@
-"""A grid with a model and an encoder that cannot load here, a missing data file and a template that
-does not fit its task is refused before launch, every problem named, exit 2: by `biorab validate` and by
-`biorab sweep` (nothing written, no Ray, no traceback). The checks are `biorab.runner.checks.launch`."""
+"""A grid with a model and an encoder that cannot load here, a missing data file, a template that does not
+fit its task and actor pools that do not fit the local Ray is refused before launch, every problem named,
+exit 2: by `biorab validate` and by `biorab sweep` (nothing written, no Ray, no traceback). The checks are
+`biorab.runner.checks.launch`."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def write_broken_sweep(tmp_path: Path, data_dir: Path) -> tuple[Path, Path]:
         "retrievers": {"enc": {"retriever": "dense", "params": {"model": "nobody/no-such-encoder"}},
                        "legacy": {"retriever": "none", "template": "legacy"}},  # no `legacy` for MedMCQA
         "matrix": {"models": ["nowhere"], "datasets": ["medmcqa", "git"], "retrievers": ["enc", "legacy"]},
+        "resources": {"num_cpus": 2, "llm": {"pool_size": 4, "num_cpus": 4, "num_gpus": 1}},  # no fit here
         "tracking": {"enabled": False},
     }
     path = tmp_path / "broken.yaml"
@@ -48,12 +50,14 @@ def test_every_problem_named_before_launch(tmp_path: Path, data_dir: Path) -> No
         assert done.returncode == 2, done.stderr[-3000:]
         err = done.stderr
         assert "Traceback" not in err
-        assert "4 problem(s) found before launch, nothing was started" in err, err
+        assert "5 problem(s) found before launch, nothing was started" in err, err
         assert "models.nowhere: model 'nobody/no-such-model' is no local folder and not in the Hugging " \
                "Face cache, and the hub is unreachable (HF_HUB_OFFLINE is set)" in err
         assert "retriever dense: encoder 'nobody/no-such-encoder' is no local folder" in err
         assert f"data file {missing} not found (git test split)" in err
         assert "template 'legacy' does not fit dataset 'medmcqa'" in err
+        # pools that do not fit the local Ray: listed with the rest, not a stop of the sweep's expansion
+        assert "resources: the actor pools need 16.5 CPUs and 4 GPUs" in err
     assert not (tmp_path / "runs").exists()  # refused before anything was written
 
 

@@ -79,13 +79,17 @@ def test_invalid_keys_name_key_and_file(tmp_path: Path, extra: str, key: str) ->
 
 
 def test_pools_that_would_deadlock_a_local_ray_are_refused(tmp_path: Path) -> None:
+    from biorab.runner.checks.validate import check_local_pools
+
     greedy = BASE + "resources: {num_cpus: 2, llm: {num_cpus: 2}}\n"
+    path = write(tmp_path, greedy)
     with pytest.raises(ConfigError, match=r"need 2.5 CPUs but the local Ray has .*num_cpus=2") as info:
-        load_config(ExperimentConfig, write(tmp_path, greedy))
+        check_local_pools(load_config(ExperimentConfig, path), path)
     assert info.value.key == "resources"
     # more logical CPUs, or a cluster address, are fine
     for ok in ("{num_cpus: 4, llm: {num_cpus: 2}}", "{address: auto, llm: {num_cpus: 8}}"):
-        assert load_config(ExperimentConfig, write(tmp_path, BASE + f"resources: {ok}\n"))
+        path = write(tmp_path, BASE + f"resources: {ok}\n")
+        check_local_pools(load_config(ExperimentConfig, path), path)
 
 
 def test_counterfactual_needs_rate() -> None:
@@ -117,8 +121,11 @@ def test_partial_stage_resources_keep_the_profile_defaults(tmp_path: Path) -> No
     assert (llm.pool_size, llm.num_cpus, llm.num_gpus, llm.batch_size) == (1, 1.0, 0.0, 16)
     assert (retrieval.pool_size, retrieval.num_cpus, retrieval.batch_size) == (2, 0.25, 8)
     # three 1-CPU LLM actors no longer fit 2 CPUs (they silently became 0.5-CPU actors before)
+    from biorab.runner.checks.validate import check_local_pools
+
     with pytest.raises(ConfigError, match=r"need 3.5 CPUs"):
-        load_config(ExperimentConfig, write(tmp_path, BASE + "resources: {llm: {pool_size: 3}}\n"))
+        path = write(tmp_path, BASE + "resources: {llm: {pool_size: 3}}\n")
+        check_local_pools(load_config(ExperimentConfig, path), path)
     with pytest.raises(ConfigError) as info:
         load_config(ExperimentConfig, write(tmp_path, BASE + "resources: {llm: {gpus: 1}}\n"))
     assert info.value.key == "resources.llm.gpus"

@@ -1,7 +1,8 @@
 """Every problem of a launch, listed at once, before any actor starts (`biorab validate` on a sweep file,
-the start of `biorab sweep` and of `biorab run`): each model, adapter and encoder the configs name loads
-here (`biorab.runner.checks.loadable`), each data file exists, each template fits its dataset's task, the
-resources fit the machine or cluster, and every other check of `biorab validate` (`check_experiment`).
+the start of `biorab sweep`; `biorab run` stops at the first of `check_experiment`'s): each model, adapter
+and encoder the configs name loads here (`biorab.runner.checks.loadable`), each data file exists, each
+template and parser fits its dataset's task (`biorab.runner.checks.task_fit`), the resources fit the
+machine or cluster, and every other check of `biorab validate` (`check_experiment`).
 
 One problem is one line; the same problem met by several runs (a model shared by 14 runs) is listed once.
 """
@@ -125,19 +126,17 @@ def data_file_problems(unit: LaunchUnit) -> list[str]:
 
 
 def template_problems(unit: LaunchUnit) -> list[str]:
-    """Each (dataset, template) pair: the template variant exists for the dataset's task."""
-    from biorab.common.registry import DATASETS, dataset_task
-    from biorab.tasks import get_template
+    """Each (dataset, template, parser) of the run: the template variant exists for the dataset, is
+    written for its task, and the run's parser reads the answers it asks for (`task_fit`)."""
+    from biorab.common.registry import DATASETS
+    from biorab.runner.checks.task_fit import fit_problems
 
     out = []
     for spec in unit.config.retrieval:
         for ds in unit.config.datasets:
             if ds.name not in DATASETS:
                 continue  # an unknown dataset is named by `check_experiment`
-            try:
-                get_template(ds.name, variant=spec.template, task=dataset_task(ds.name))
-            except (BioRABError, KeyError, ValueError) as e:
-                out.append(f"template {spec.template!r} does not fit dataset {ds.name!r}: {e}")
+            out += fit_problems(ds.name, spec.template, unit.config.parser, probes=bool(spec.probes))
     return out
 
 
@@ -145,7 +144,7 @@ def _validate_problems(unit: LaunchUnit, path: str | Path | None, check_data: bo
     from biorab.runner.checks.validate import check_experiment
 
     try:
-        check_experiment(unit.config, path=path, check_data=check_data)
+        check_experiment(unit.config, path=path, check_data=check_data, check_resources=False)
     except BioRABError as e:
         where = f"{unit.label} (run {unit.run!r})" if unit.run else unit.label
         return [f"{where}: {e}"]

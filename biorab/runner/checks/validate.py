@@ -47,9 +47,14 @@ def _check_name(registry: Registry[object], name: str, key: str, path: str | Pat
 
 
 def check_experiment(
-    config: ExperimentConfig, *, path: str | Path | None = None, check_data: bool = True
+    config: ExperimentConfig, *, path: str | Path | None = None, check_data: bool = True,
+    check_resources: bool = True,
 ) -> None:
-    """Check every name and component param of `config` (see `load_experiment`)."""
+    """Check every name and component param of `config` (see `load_experiment`); `check_resources`:
+    also that the actor pools fit a local Ray (`check_local_pools`; the sweep's launch checks list
+    resources with their own `biorab.runner.checks.launch.resource_problems`)."""
+    if check_resources:
+        check_local_pools(config, path)
     _check_name(BACKENDS, config.backend.name, "backend.name", path)
     backend_params = build_params(BACKENDS, config.backend.name, config.backend.params, key="backend.params",
                                   path=path)
@@ -80,6 +85,24 @@ def check_experiment(
 
     for source in experiment_sources():
         source.check(config, path=path, check_data=check_data)
+
+
+def check_local_pools(config: ExperimentConfig, path: str | Path | None) -> None:
+    """Actor pools that hold every CPU of a local Ray leave none for the render/parse/write tasks, and Ray
+    Data then waits forever without an error (docs/notes/ray_on_small_machines.md): refused. A check here,
+    not a validator of the config model, so that a sweep's expansion does not stop at it: `biorab validate`
+    and `biorab sweep` list it with the grid's other problems."""
+    res = config.resources
+    if res.address is not None:
+        return
+    need = res.llm.pool_size * res.llm.num_cpus + res.task_num_cpus
+    if any(spec.retrieves for spec in config.retrieval):
+        need += res.retrieval.pool_size * res.retrieval.num_cpus
+    if need > res.num_cpus:
+        raise ConfigError(f"the actor pools and tasks need {need:g} CPUs but the local Ray has "
+                          f"resources.num_cpus={res.num_cpus}; lower the pools' num_cpus/pool_size or raise "
+                          "resources.num_cpus (logical CPUs may exceed the cores)", key="resources",
+                          path=path)
 
 
 def _check_tensor_parallel(config: ExperimentConfig, path: str | Path | None) -> None:
@@ -185,7 +208,10 @@ def _check_files(config: ExperimentConfig, path: str | Path | None) -> None:
 
 
 def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
+    """Each (dataset, template, parser) fits the dataset's task (`biorab.runner.checks.task_fit`): a misfit
+    would make every answer a silent parse failure."""
     from biorab.common.registry import dataset_task
+    from biorab.runner.checks.task_fit import fit_problems
     from biorab.tasks import get_template
 
     for i, spec in enumerate(config.retrieval):
@@ -197,3 +223,6 @@ def _check_templates(config: ExperimentConfig, path: str | Path | None) -> None:
             except (BioRABError, KeyError, ValueError) as e:
                 raise ConfigError(f"no template variant {spec.template!r} for {ds.name!r}: {e}",
                                   key=f"retrieval.{i}.template", path=path) from e
+            misfit = fit_problems(ds.name, spec.template, config.parser, probes=bool(spec.probes))
+            if misfit:
+                raise ConfigError(misfit[0], key=f"retrieval.{i}.template", path=path)
