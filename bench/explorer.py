@@ -283,7 +283,7 @@ def main() -> None:
     build = write_explorer(run_dir)
     cpu = time.process_time() - cpu
     size = sum(f.stat().st_size for f in (run_dir / "explorer").rglob("*") if f.is_file())
-    shards = len(list(run_dir.glob("cells/*/part-*.parquet")))
+    shards = len(list(run_dir.glob("**/cells/*/part-*.parquet")))  # a run folder, or a sweep's runs
     print(f"build: {build.rows} rows ({shards} row shards), {build.instances} instances, {build.cells} "
           f"cells, {build.index_chunks} index + {build.detail_chunks} detail chunks, {size / 1e6:.1f} MB, in "
           f"{build.seconds:.1f} s wall, {cpu:.1f} s CPU = {build.seconds / build.rows * 10_000:.2f} s wall, "
