@@ -19,6 +19,7 @@ over). Then:
     python bench/explorer.py                    # in-process run (--no-ray), then build and browse
     python bench/explorer.py --ray              # the run on local Ray instead
     python bench/explorer.py --reuse            # a finished run on disk as it is: build and browse only
+    python bench/explorer.py --folder RUN_OR_SWEEP  # any finished run or sweep folder (a rehearsal's)
     python bench/explorer.py --synthetic 482621 # a synthetic sweep of the paper grid's shape and size
 
 ``--synthetic ROWS`` runs nothing: it writes a sweep-shaped folder (5 models × 5 datasets × 13 retrieval
@@ -244,6 +245,9 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="recompute the rows even when they are on disk")
     ap.add_argument("--reuse", action="store_true",
                     help="skip the run when its summary.json is on disk (--synthetic: the sweep written)")
+    ap.add_argument("--folder", type=Path, default=None,
+                    help="a finished run folder (summary.json) or sweep folder (sweep.yaml) on disk: build "
+                         "and browse it as it is (e.g. a rehearsal's, bench/grid.py)")
     ap.add_argument("--repeat", type=int, default=5, help="times each filter is set and cleared")
     ap.add_argument("--synthetic", type=int, metavar="ROWS",
                     help="no run: a synthetic sweep of the paper grid's shape (325 cells) with ROWS rows")
@@ -255,7 +259,12 @@ def main() -> None:
     apply_process_env_defaults()
     print(machine())
     reused = args.out / yaml.safe_load(JOB.read_text(encoding="utf-8"))["name"]
-    if args.synthetic and args.reuse and (args.out / "synthetic").is_dir():
+    if args.folder is not None:
+        if not any((args.folder / name).is_file() for name in ("summary.json", "sweep.yaml")):
+            sys.exit(f"{args.folder}: neither a run folder (summary.json) nor a sweep folder (sweep.yaml)")
+        run_dir = args.folder
+        print(f"folder: {run_dir} as it is on disk")
+    elif args.synthetic and args.reuse and (args.out / "synthetic").is_dir():
         run_dir = args.out / "synthetic"
         print(f"SYNTHETIC sweep (no model ran): {run_dir} reused as it is on disk")
     elif args.synthetic:
@@ -274,7 +283,7 @@ def main() -> None:
     build = write_explorer(run_dir)
     cpu = time.process_time() - cpu
     size = sum(f.stat().st_size for f in (run_dir / "explorer").rglob("*") if f.is_file())
-    shards = len(list(run_dir.glob("cells/*/part-*.parquet")))
+    shards = len(list(run_dir.glob("**/cells/*/part-*.parquet")))  # a run folder, or a sweep's runs
     print(f"build: {build.rows} rows ({shards} row shards), {build.instances} instances, {build.cells} "
           f"cells, {build.index_chunks} index + {build.detail_chunks} detail chunks, {size / 1e6:.1f} MB, in "
           f"{build.seconds:.1f} s wall, {cpu:.1f} s CPU = {build.seconds / build.rows * 10_000:.2f} s wall, "

@@ -1,6 +1,6 @@
-"""A sweep rehearsed at a size (`biorab sweep SWEEP --rehearse`), measured: wall, rows/s, peak RSS of the
-driver and of each Ray actor kind, disk and files written, MLflow rows, `biorab report` and `biorab explore`
-time (and the explorer's size).
+"""A sweep rehearsed at a size (`biorab sweep SWEEP --rehearse`), measured: wall, CPU seconds of the
+rehearsal's process, rows/s, peak RSS of the driver and of each Ray actor kind, disk and files written,
+MLflow rows, `biorab report` and `biorab explore` time (and the explorer's size).
 
 The size is ``--limit N`` (the first N rows of each dataset) or ``--fraction F`` (each dataset entry of the
 sweep gets ``limit: ceil(F x its split's rows)``, written into a copy of the sweep). The rehearsal goes to
@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -152,11 +153,15 @@ def main() -> None:
         cmd += ["--limit", str(args.limit)]
     if args.fresh:
         cmd.append("--fresh")
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with PeakRSS(proc.pid) as rss:
         stdout, stderr = proc.communicate()
     wall = time.perf_counter() - start
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the rehearsal's process; Ray's workers not
+    cpu_s = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     if proc.returncode != 0:
         sys.exit(f"the rehearsal failed ({proc.returncode}):\n{stderr[-3000:]}")
     name = yaml.safe_load(sweep.read_text(encoding="utf-8"))["name"]
@@ -171,7 +176,8 @@ def main() -> None:
     explorer_files, explorer_bytes = folder_stats(sweep_dir / "explorer")
     result: dict[str, Any] = {
         "sweep": str(args.sweep), "limit": args.limit, "fraction": args.fraction, "ray": not args.no_ray,
-        "wall_s": round(wall, 1), "rows": rows, "rows_per_s": round(rows / wall, 2) if wall else None,
+        "wall_s": round(wall, 1), "cpu_s": round(cpu_s, 1), "rows": rows,
+        "rows_per_s": round(rows / wall, 2) if wall else None,
         "peak_rss_mb": {k: round(v / 2**20) for k, v in sorted(rss.peaks.items())},
         "files": files, "disk_mb": round(size_b / 2**20, 1),
         "mlflow_rows": mlflow_rows(sweep_dir / "mlflow.db"),
@@ -179,7 +185,7 @@ def main() -> None:
         "report_share_of_wall": round(report_s / wall, 3) if wall else None,
         "explore_s": round(explore_s, 1), "explore_ok": explore.returncode == 0,
         "explorer_files": explorer_files, "explorer_mb": round(explorer_bytes / 2**20, 1),
-        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()],
         "real_sweep_needs": rehearsal["real_sweep_needs"],
     }
     print(stdout.splitlines()[-1] if stdout else "")

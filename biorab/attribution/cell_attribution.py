@@ -98,22 +98,43 @@ def twin_of(result: CellResult, pool: Sequence[CellResult], rows: AttributionRow
     """`result`'s twin among `pool`: the first `twin_candidates` entry whose rows hold every instance id
     of `result` (`biorab.attribution.twin.first_covering`)."""
     own = {r["id"] for r in rows.of(result)}
-    return first_covering(result.plan, own, pool, lambda c: c.plan, lambda c: {r["id"] for r in rows.of(c)})
+    return first_covering(result.plan, own, pool, lambda c: c.plan, lambda c: set(rows.twin(c)))
 
 
 class AttributionRows:
-    """Each cell's attribution rows, read once (by predictions file: cells of several runs can share a cell
-    id), with the ledgers and test splits they are tagged from read once too."""
+    """The rows attribution reads, keyed by predictions file (cells of several runs can share a cell id):
+    the full attribution rows of one cell at a time (the one being attributed; reading another frees them),
+    and, kept for the later cells they can pair with, the few fields a twin gives (`TWIN_FIELDS` by
+    instance id). The ledgers and test splits rows are tagged from are read once too.
+
+    Only one cell's rows are held, so the driver's memory is set by the largest cell, not by the run's or
+    the sweep's rows (issue 45: peak RSS flat in rows)."""
 
     def __init__(self) -> None:
         self._memo: dict[tuple[Any, ...], Any] = {}
-        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._current: tuple[str, list[dict[str, Any]]] | None = None
+        self._twins: dict[str, dict[str, dict[str, Any]]] = {}
 
     def of(self, result: CellResult) -> list[dict[str, Any]]:
+        """The cell's attribution rows (`_cell_rows`), in slice order."""
         key = str(result.predictions_path)
-        if key not in self._rows:
-            self._rows[key] = _cell_rows(result, self._memo)
-        return self._rows[key]
+        if self._current is None or self._current[0] != key:
+            self._current = None  # the previous cell's rows go before the next are read
+            self._current = (key, _cell_rows(result, self._memo))
+        return self._current[1]
+
+    def twin(self, result: CellResult) -> dict[str, dict[str, Any]]:
+        """The cell's rows as a twin gives them: instance id → `TWIN_FIELDS`, kept for later cells."""
+        key = str(result.predictions_path)
+        if key not in self._twins:
+            full = self._current[1] if self._current is not None and self._current[0] == key \
+                else _cell_rows(result, self._memo)
+            self._twins[key] = {r["id"]: {f: r[f] for f in TWIN_FIELDS} for r in full}
+        return self._twins[key]
+
+
+#: What `_pair` and `_add_rates` read of a twin's row.
+TWIN_FIELDS: tuple[str, ...] = ("id", "_pred", "_right")
 
 
 def attribute_cell(result: CellResult, twin: CellResult | None, cells_dir: Path, rows: AttributionRows, *,
@@ -121,8 +142,8 @@ def attribute_cell(result: CellResult, twin: CellResult | None, cells_dir: Path,
     """Write ``cells_dir/<cell_id>/attribution.parquet`` of `result` with each instance's flags against
     `twin` (paired by instance id; ``None``: no twin) and set its rates on `result` (replacing earlier
     ones)."""
+    twin_rows = rows.twin(twin) if twin is not None else {}
     own = rows.of(result)
-    twin_rows = {row["id"]: row for row in rows.of(twin)} if twin is not None else {}
     twin_id = twin.plan.cell_id if twin is not None else None
     for row in own:
         _pair(result.plan.task, row, twin_rows.get(row["id"]), twin_id)
@@ -178,6 +199,12 @@ def read_attribution(cell_dir: Path) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in table.to_pylist()} if table is not None else {}
 
 
+#: The predictions columns `_cell_rows` reads (`row_prediction`, `row_hits`, the gold, the reasoning): not
+#: the prompt, fields or constraint, which are most of a row's bytes.
+_READ: tuple[str, ...] = ("id", "label", "hits", "gen_text", "gen_reasoning", "pred_label", "pred_ok",
+                          "pred_scores")
+
+
 def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dict[str, Any]]:
     """One attribution row per instance of the cell, in slice order (``_right``, ``_clean``: helpers)."""
     import pyarrow.parquet as pq
@@ -189,7 +216,7 @@ def _cell_rows(result: CellResult, memo: dict[tuple[Any, ...], Any]) -> list[dic
 
     plan = result.plan
     evidence = cell_evidence(plan, memo=memo)
-    table = pq.read_table(result.predictions_path).to_pylist()
+    table = pq.read_table(result.predictions_path, columns=list(_READ)).to_pylist()
     preds = [row_prediction(r) for r in table]
     golds = [r["label"] for r in table]
     right = get_task(plan.task).score_table(golds, preds, labels=LABELS.get(evidence.dataset),

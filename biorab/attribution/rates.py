@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from biorab.metrics.bootstrap import metric_values
+from biorab.metrics.bootstrap import metric_values_batched
 from biorab.metrics.score_records import MetricValue
 
 
@@ -51,6 +51,18 @@ class Rate:
             above -= float((table.weights * (numerators[1] & denominator)).sum())
         return above / below
 
+    def compute_many(self, table: RateTable, weights: np.ndarray) -> np.ndarray:
+        """`compute` under each row of `weights` (resamples x instances), bit for bit: every product is an
+        integer multiplicity times a 0/1 flag and every sum an integer below 2**53, exact in any order (a
+        matrix product's included), and the one division is the same."""
+        *numerators, denominator = table.columns[self.name]
+        below = weights @ denominator.astype(float)
+        above = weights @ (numerators[0] & denominator).astype(float)
+        if len(numerators) == 2:
+            above = above - weights @ (numerators[1] & denominator).astype(float)
+        defined = below != 0
+        return np.where(defined, above / np.where(defined, below, 1.0), np.nan)
+
 
 def rates(columns: Mapping[str, tuple[list[bool], ...]], *, n_boot: int, seed: int) -> dict[str, MetricValue]:
     """Each rate of `columns` (name → (numerator flags, denominator flags), or (numerator, subtracted
@@ -68,4 +80,4 @@ def rates(columns: Mapping[str, tuple[list[bool], ...]], *, n_boot: int, seed: i
         raise ValueError("each rate takes (numerator, denominator) or (numerator, subtracted, denominator)")
     n = len(next(iter(arrays.values()))[0]) if arrays else 0
     table = RateTable(arrays, np.ones(n))
-    return metric_values(table, [Rate(name) for name in arrays], n_boot=n_boot, seed=seed)  # type: ignore[misc]
+    return metric_values_batched(table, [Rate(name) for name in arrays], n=n, n_boot=n_boot, seed=seed)

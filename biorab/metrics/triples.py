@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -71,6 +71,14 @@ def parse_triples(text: str, *, matching: str = "normalized", side: str = "gold"
     """
     if matching not in TRIPLE_MATCHING:
         raise ValueError(f"unknown triple matching {matching!r}; use one of {', '.join(TRIPLE_MATCHING)}")
+    return _parsed(text, matching, side)
+
+
+#: Bounded: a cell's golds and answers are parsed by scoring, attribution, the error types and the twins
+#: (about 26 times per row before this cache, issue 45); a few thousand recent texts cover one cell.
+@lru_cache(maxsize=16384)
+def _parsed(text: str, matching: str, side: str) -> frozenset[Triple]:
+    """`parse_triples` of valid arguments; pure, and its frozenset immutable, so one result is shared."""
     triples = set()
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():

@@ -150,9 +150,7 @@ class DenseRetriever(IndexedRetriever):
         self._index = faiss.read_index(str(folder / INDEX_FILE))
 
     def _prepare_queries(self, texts: list[str]) -> None:
-        unique = list(dict.fromkeys(texts))
-        vectors = self.encoders[0].encode(unique)
-        self._query_vectors = dict(zip(unique, vectors, strict=True))
+        self._query_vectors = self.encoders[0].encode_queries(texts)
 
     def _candidates(self, queries: list[str], m: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
         if self.params.index_type == "hnsw":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -103,6 +104,11 @@ def resolve_model(ref: str) -> str:
     return ref
 
 
+#: Query vectors an encoder keeps (`HFEncoder.encode_queries`): every test query of the paper grid's
+#: datasets (about 30k at full size, 1.5 KiB each at MiniLM's 384 dimensions) fits.
+QUERY_MEMO = 65_536
+
+
 class HFEncoder:
     """A transformers encoder with mean or [CLS] pooling; outputs float32 rows."""
 
@@ -111,6 +117,7 @@ class HFEncoder:
         self.device = device
         self.batch_size = batch_size
         self.tokenizer, self.model = _load(resolve_model(spec.model), device)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def dim(self) -> int:
@@ -143,6 +150,25 @@ class HFEncoder:
                 if report is not None:
                     report(len(batch), len(texts))
         return np.concatenate(chunks).astype(np.float32, copy=False)
+
+    def encode_queries(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Each distinct text of `texts` → its vector, encoded once per encoder in this process: a sweep
+        retrieves for a dataset's queries once per cell that retrieves with this encoder (the
+        exclude-test-duplicates variants, the stand-ins of one MiniLM), and encoding is most of a dense
+        row's cost (issue 45). Texts not yet seen are encoded together, in `encode`'s batches; a vector
+        depends on its batch's padding at the 1e-7 level (docs/DEVIATIONS.md), so a reused one is the
+        vector of the batch that first held the text. The last `QUERY_MEMO` texts are kept."""
+        distinct = list(dict.fromkeys(texts))
+        missing = [t for t in distinct if t not in self._queries]
+        for text, vector in zip(missing, self.encode(missing), strict=True):
+            self._queries[text] = vector.copy()  # not a view that keeps the whole batch alive
+        out = {}
+        for text in distinct:
+            self._queries.move_to_end(text)
+            out[text] = self._queries[text]
+        while len(self._queries) > QUERY_MEMO:
+            self._queries.popitem(last=False)
+        return out
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         import torch

@@ -24,3 +24,20 @@ def test_the_default_wait_policy_is_passive(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     apply_process_env_defaults()
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_arrow_uses_malloc_even_when_imported_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's mimalloc kept freed Parquet pages, so the driver grew with the rows scored (issue 45)."""
+    import pyarrow as pa
+
+    before = pa.default_memory_pool()
+    try:
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")  # the user's choice stays
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        apply_process_env_defaults()
+        assert pa.default_memory_pool().backend_name == "mimalloc"
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+        apply_process_env_defaults()  # pyarrow is imported already: switched now
+        assert pa.default_memory_pool().backend_name == "system"
+    finally:
+        pa.set_memory_pool(before)

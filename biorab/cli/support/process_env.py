@@ -5,6 +5,7 @@ library. `tests/conftest.py` still sets its own list for the test session."""
 from __future__ import annotations
 
 import os
+import sys
 
 #: Fail fast instead of ~70 s of hub retries, keep third-party telemetry and chatter off, and keep torch's
 #: threads from spinning on a busy machine.
@@ -31,6 +32,11 @@ PROCESS_ENV_DEFAULTS: dict[str, str] = {
     # machine, docs/pipeline.md round 5). Read once, when torch loads OpenMP: set before any import of
     # torch, and inherited by a local Ray's workers.
     "OMP_WAIT_POLICY": "PASSIVE",
+    # Arrow allocates through the C library's malloc, not its bundled mimalloc: mimalloc kept the pages of
+    # every cell's freed Parquet reads, so the driver's RSS grew with the rows a run had scored (issue 45;
+    # measured in docs/sweeps.md "Measured here": 62 MiB more after four 2,000-row cells, 14 MiB with
+    # malloc). Arrow reads it on import; `apply_process_env_defaults` switches an already imported one.
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
 }
 
 
@@ -38,3 +44,7 @@ def apply_process_env_defaults() -> None:
     """Set every default the environment does not already set."""
     for key, value in PROCESS_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") == "system" and "pyarrow" in sys.modules:
+        import pyarrow as pa  # imported before the variable was set: it read its pool already
+
+        pa.set_memory_pool(pa.system_memory_pool())

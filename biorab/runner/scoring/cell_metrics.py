@@ -7,28 +7,59 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from biorab.common.atomic_files import atomic_path, write_text_atomic
 from biorab.common.cell_records import CellPlan, CellResult
 from biorab.common.errors import BioRABError
 from biorab.common.labels import LABELS
 from biorab.common.records import Example
-from biorab.ral.specs.rows import row_error, row_hits, row_prediction, to_table
-from biorab.runner.store.instance_key import current_row, example_key, instance_key
-from biorab.runner.store.shards import latest_rows, read_all_rows
+from biorab.ral.specs.rows import row_error, row_hits, row_prediction
+from biorab.runner.store.instance_key import example_key, instance_key
+from biorab.runner.store.shards import latest_rows, read_all_table
 
 #: The metrics a probing cell adds (names of `biorab.metrics.awareness`).
 AWARENESS_METRICS = ("true_negative_awareness_rate", "false_negative_awareness_rate")
 
 
+#: What choosing a cell's rows reads of every row on disk: the instance key's columns
+#: (`biorab.runner.store.instance_key`), the error columns and the write time (`latest_rows`).
+_CHOOSE: tuple[str, ...] = ("task", "dataset", "split", "text", "label", "fields", "corpus_key", "gen_error",
+                            "probe_gen_error", "written_at")
+#: What scoring reads of the chosen rows (not the prompt or constraint, most of a row's bytes).
+_SCORE: tuple[str, ...] = ("id", "text", "label", "hits", "gen_text", "gen_error", "probe_gen_error",
+                           "gen_label_logprobs", "pred_label", "pred_ok", "pred_scores", "probe_prompt",
+                           "probe_judgement")
+
+
 def final_rows(plan: CellPlan, examples: list[Example], cells_dir: Path) -> list[dict[str, Any]]:
     """One row per instance of the slice, in slice order; an instance without any row is an error."""
-    best = latest_rows(read_all_rows(cells_dir / plan.cell_id), key=instance_key)
+    from biorab.ral.specs.rows import from_table
+
+    return from_table(final_table(plan, examples, cells_dir))
+
+
+def final_table(plan: CellPlan, examples: list[Example], cells_dir: Path) -> pa.Table:
+    """`final_rows` as an Arrow table of the row schema: the rows are chosen from `_CHOOSE` alone and taken
+    from the shards in Arrow, so a cell's prompts, hits and answers never become Python objects here (the
+    driver's memory stays flat in a cell's rows, issue 45)."""
+    table = read_all_table(cells_dir / plan.cell_id)
+    chosen = table.select(list(_CHOOSE)).to_pylist()
+    for i, row in enumerate(chosen):
+        row["_index"] = i
+    best = latest_rows(chosen, key=instance_key)
     keys = [example_key(ex, plan.corpus_key) for ex in examples]  # rows of an edited corpus never count
     missing = [ex.id for ex, k in zip(examples, keys, strict=True) if k not in best]
     if missing:
         raise BioRABError(f"cell {plan.label}: {len(missing)} instance(s) have no output row "
                           f"(first: {missing[0]}); run again with --resume to compute them")
-    return [current_row(best[k], ex, i) for i, (ex, k) in enumerate(zip(examples, keys, strict=True))]
+    out = table.take(pa.array([best[k]["_index"] for k in keys], pa.int64()))
+    # each reused row relabelled with the current example's id, order and source line (`current_row`)
+    for name, values, kind in (("id", [ex.id for ex in examples], pa.string()),
+                               ("order", list(range(len(examples))), pa.int64()),
+                               ("source_line", [ex.source_line for ex in examples], pa.int64())):
+        out = out.set_column(out.schema.get_field_index(name), name, pa.array(values, kind))
+    return out.combine_chunks()
 
 
 def score_cell(
@@ -41,10 +72,12 @@ def score_cell(
     from biorab.tasks import get_task
 
     dataset, retrieval = plan.dataset_setting()
-    rows = final_rows(plan, examples, cells_dir)
+    table = final_table(plan, examples, cells_dir)
     path = out_dir / "predictions" / f"{plan.cell_id}.parquet"
     with atomic_path(path) as tmp:
-        pq.write_table(to_table(rows), tmp)
+        pq.write_table(table, tmp)
+    rows = table.select(list(_SCORE)).to_pylist()
+    del table
     golds = [r["label"] for r in rows]
     preds = [row_prediction(r) for r in rows]
     report = get_task(plan.task).score(golds, preds, labels=LABELS.get(dataset), n_boot=n_boot, seed=seed,

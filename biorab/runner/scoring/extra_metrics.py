@@ -39,7 +39,9 @@ def _add_sampling_bias(result: CellResult, config: ExperimentConfig) -> None:
     spec = _resample(config, result.plan.cell_id)
     dataset, _ = result.plan.dataset_setting()
     positive = positive_label(dataset, spec.positive)
-    rows = pq.read_table(result.predictions_path).to_pylist()
+    # only what `row_prediction` and the gold need: not the prompt, which is most of a row's bytes
+    rows = pq.read_table(result.predictions_path, columns=["label", "gen_text", "pred_label", "pred_ok",
+                                                          "pred_scores"]).to_pylist()
     labels = LABELS.get(dataset) or tuple(sorted({r["label"] for r in rows}))
     ranking = binary_ranking([r["label"] for r in rows], [row_prediction(r) for r in rows], labels, positive,
                              n_boot=config.n_boot, seed=config.seed)

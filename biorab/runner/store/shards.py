@@ -79,13 +79,20 @@ def shard_files(cell_dir: Path) -> list[Path]:
 
 def read_all_rows(cell_dir: Path) -> list[dict[str, Any]]:
     """Every row of every shard of a cell (history included), in file order."""
+    table = read_all_table(cell_dir)
+    return from_table(table) if table.num_rows else []
+
+
+def read_all_table(cell_dir: Path) -> pa.Table:
+    """`read_all_rows` as one Arrow table of `ROW_SCHEMA` (empty without shards): a caller that needs a few
+    columns as Python objects converts only those."""
     tables = []
     for path in shard_files(cell_dir):
         try:
             tables.append(pq.read_table(path, schema=ROW_SCHEMA))
         except (pa.ArrowInvalid, OSError) as e:
             raise DataError(f"unreadable shard ({e}); delete it to recompute its rows", path=path) from e
-    return from_table(pa.concat_tables(tables)) if tables else []
+    return pa.concat_tables(tables) if tables else ROW_SCHEMA.empty_table()
 
 
 def latest_rows(

@@ -86,3 +86,18 @@ def test_original_matching_reproduces_5_metrics_with_the_strict_parser() -> None
     assert normalized.metrics["f1"].value == 1.0
     with pytest.raises(ConfigError, match="unknown triple matching 'exact'"):
         score(get_task("triple_extraction"), golds, predictions, triple_matching="exact")
+
+
+def test_cached_parse_is_the_parse_and_still_refuses_bad_lines() -> None:
+    from biorab.metrics.triples import _parsed, parse_triples
+
+    text = "Aspirin | Effect |  Rash\naspirin|effect|rash\nB|r|C"
+    first = parse_triples(text)
+    assert first == frozenset({("aspirin", "effect", "rash"), ("b", "r", "c")})
+    assert parse_triples(text) is first  # shared, not parsed again
+    assert parse_triples(text, matching="original", side="prediction") == frozenset(
+        {("aspirin ", " effect ", "  rash"), ("aspirin", "effect", "rash"), ("b", "r", "c")})
+    for _ in range(2):  # an error is never cached as a result
+        with pytest.raises(ValueError, match="has 2 '|'-separated parts"):
+            parse_triples("a|b")
+    assert _parsed.cache_info().maxsize is not None  # bounded
