@@ -30,9 +30,9 @@ from biorab.attribution.twin import (
     label_margin,
     prior_bin,
 )
-from biorab.common.cell_records import CellPlan, CellResult
 from biorab.common.registry import TASKS
 from biorab.diagnostics.cell_claims import add_claim_diagnostics
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 
 ATTRIBUTION_FILE = "attribution.parquet"
 

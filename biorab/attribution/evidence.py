@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorab.attribution.answers import label_items
-from biorab.common.cell_records import CellPlan
 from biorab.common.errors import UnknownNameError
 from biorab.common.records import Hit
 from biorab.corpora.corpus import LedgerEntry
 from biorab.corpora.text_identity import normalized_text
+from biorab.ral.specs.cell_records import CellPlan
 
 #: The ledger's ``how`` → the attribution's: which part of a label was changed. A class or an option
 #: swapped, or a multi-label set with a label swapped or dropped, is the whole label; a removed value is

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from biorab.attribution.order import TwinFlips, answer_items, twin_flips
-from biorab.common.cell_records import CellPlan, CellResult
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 
 FRAMING_FLIP_RATE = "framing_flip_rate"
 FRAMING_FOLLOWED_RATE = "framing_followed_rate"

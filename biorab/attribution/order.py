@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorab.common.cell_records import CellPlan, CellResult
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 
 ORDER_FLIP_RATE = "order_flip_rate"
 

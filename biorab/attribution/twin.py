@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from biorab.common.cell_records import CellPlan
+from biorab.ral.specs.cell_records import CellPlan
 
 HELPED, HURT, UNCHANGED = "helped", "hurt", "unchanged"
 

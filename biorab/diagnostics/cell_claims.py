@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from biorab.common.cell_records import CellResult
 from biorab.diagnostics.claims import NAMES, InstanceClaims, claim_scores
 from biorab.metrics.bootstrap import metric_values
+from biorab.ral.specs.cell_records import CellResult
 
 #: The prefix of the claim metrics in ``summary.json`` and MLflow (MLflow groups them under it).
 PREFIX = "claims/"

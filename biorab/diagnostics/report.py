@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from biorab.common.cell_records import CellResult
 from biorab.diagnostics.cell_claims import METRICS
+from biorab.ral.specs.cell_records import CellResult
 
 #: Each metric's column heading, in report order.
 HEADINGS: tuple[str, ...] = ("claim recall", "context precision", "context utilization", "noise (relevant)",

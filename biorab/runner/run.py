@@ -21,10 +21,10 @@ from biorab.attribution.cell_attribution import attribute_cells
 from biorab.attribution.framing import add_framing
 from biorab.attribution.order import add_order_flips
 from biorab.common.atomic_files import write_text_atomic
-from biorab.common.cell_records import CellPlan, CellResult, CellSlice
 from biorab.common.paths import cache_dir
 from biorab.experiment import ExperimentConfig
 from biorab.ral import MethodCorpora, RALParts, assemble_cells
+from biorab.ral.specs.cell_records import CellPlan, CellResult, CellSlice
 from biorab.runner.checks.preflight import check_output_dir
 from biorab.runner.executors import (
     CellRowsFn,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from biorab.common.cell_records import CellPlan, CellResult
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 from biorab.sweep.expand import SweepRun
 
 if TYPE_CHECKING:

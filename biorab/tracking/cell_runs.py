@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from biorab.common.cell_records import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.file_digests import file_digest
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 from biorab.tracking.names import mlflow_name
 from biorab.tracking.session import TABLE_ROWS, CellEntry
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorab.common.cell_records import CellPlan, CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 from biorab.tracking.cell_runs import (
     cell_entry,
     cell_key,

@@ -46,7 +46,7 @@ def runs_view(metrics: Iterable[str]) -> dict[str, Any]:
 
 
 def headline_metrics(cells: Iterable[Any]) -> list[str]:
-    """The headline metric of each scored cell (`biorab.common.cell_records.CellResult`), in order, without
+    """The headline metric of each scored cell (`biorab.ral.specs.cell_records.CellResult`), in order, without
     repeats."""
     from biorab.tasks import PRIMARY_METRIC
 

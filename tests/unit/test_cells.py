@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from biorab.common.cell_records import CellPlan
 from biorab.common.errors import BioRABError
 from biorab.drugmech.experiment.spec import DrugMechCellInfo, drugmech_info
 from biorab.experiment import ExperimentConfig, RetrievalSpec
+from biorab.ral.specs.cell_records import CellPlan
 from biorab.tracking.cell_runs import cell_setting
 
 INFO = DrugMechCellInfo("change_pos_dpi_r250", "CHANGE_LINK", "open", None, 1)

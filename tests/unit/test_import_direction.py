@@ -212,6 +212,19 @@ def test_no_two_packages_import_each_other() -> None:
     assert [describe_package_cycle(pgraph, c) for c in import_cycles(pgraph)] == []
 
 
+def test_type_hints_point_down_too() -> None:
+    # A type hint is an arrow of meaning: with the `TYPE_CHECKING` imports counted, the packages still form
+    # no circle, so every arrow, hints included, points to a lower floor (docs/architecture.md).
+    typed = package_graph(import_graph(REPO, typing=True), repo_packages(REPO))
+    assert "biorab.ral.specs" in typed["biorab.diagnostics"]  # CellResult's module, a type hint's target
+    assert [describe_package_cycle(typed, c) for c in import_cycles(typed)] == []
+    planted = {"biorab.p": "", "biorab.p.a": "import biorab.q.b\n", "biorab.q": "",
+               "biorab.q.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import biorab.p.a\n"}
+    pkgs = {"biorab.p", "biorab.q"}
+    assert import_cycles(package_graph(graph_of(planted, pkgs), pkgs)) == []  # the floors' runtime graph
+    assert import_cycles(package_graph(graph_of(planted, pkgs, typing=True), pkgs)) != []
+
+
 def test_a_planted_package_cycle_fails_without_any_module_cycle() -> None:
     sources = {"biorab.p": "", "biorab.p.a": "from biorab.q.b import f\n",
                "biorab.q": "", "biorab.q.b": "def f():\n    pass\n",

@@ -45,7 +45,7 @@ def test_every_package_is_found() -> None:
         "import biorab",
         "import biorab.common.registry, biorab.common.records, biorab.common.build, "
         "biorab.common.config_loading, "
-        "biorab.common.cell_records",
+        "biorab.ral.specs.cell_records",
         "import biorab.cli.main",
         "import " + ", ".join(library_packages()),
         "import " + ", ".join(light_modules()),

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.common.cell_records import CellResult, CellSlice
 from biorab.drugmech.experiment.spec import DrugMechSpec, drugmech_info
+from biorab.ral.specs.cell_records import CellResult, CellSlice
 from biorab.ral.specs.rows import row_error, to_table
 from biorab.runner.scoring.cell_metrics import final_rows
 

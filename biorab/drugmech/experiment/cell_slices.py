@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biorab.common.cell_records import CellPlan, CellSlice
 from biorab.common.errors import DataError
 from biorab.common.records import Example
 from biorab.drugmech.experiment.spec import DRUGMECH_TASK, DrugMechCellInfo, DrugMechSpec, drugmech_info
 from biorab.experiment import ExperimentConfig
 from biorab.generation.base import stable_digest
+from biorab.ral.specs.cell_records import CellPlan, CellSlice
 from biorab.ral.specs.rows import example_row
 from biorab.runner.store.shards import done_ids
 

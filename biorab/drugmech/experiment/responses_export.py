@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.common.cell_records import CellResult
 from biorab.drugmech.experiment.spec import drugmech_info
+from biorab.ral.specs.cell_records import CellResult
 
 
 def response_rows(cells: Sequence[CellResult]) -> list[dict[str, Any]]:

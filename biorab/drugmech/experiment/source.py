@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biorab.common.cell_records import CellSlice
 from biorab.experiment import ExperimentConfig
+from biorab.ral.specs.cell_records import CellSlice
 from biorab.runner.plan.experiment_source import CellListing, ScoredCells
 
 

@@ -22,7 +22,7 @@ from biorab.common.errors import BioRABError
 from biorab.common.params import Params
 
 if TYPE_CHECKING:
-    from biorab.common.cell_records import CellPlan
+    from biorab.ral.specs.cell_records import CellPlan
 
 World = Literal["open", "closed"]
 DiseaseMode = Literal["ANONYMIZED_DISEASE", "NAMED_DISEASE", "NAMED_DISEASE_WITH_ALL_ASSOCIATIONS"]
@@ -122,7 +122,7 @@ def with_chat_default(data: Any) -> Any:
 
 @dataclass(frozen=True)
 class DrugMechCellInfo:
-    """What identifies one DrugMech cell (its plan's `biorab.common.cell_records.CellInfo`): the query file
+    """What identifies one DrugMech cell (its plan's `biorab.ral.specs.cell_records.CellInfo`): the query file
     (stem, or
     absolute path of a non-released file), its query type, the world or the disease mode (the other is
     ``None``) and the run."""

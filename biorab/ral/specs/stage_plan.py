@@ -1,5 +1,5 @@
-"""What the batch stages read of a cell: `StagePlan`, the part of `biorab.common.cell_records.CellPlan` they
-use.
+"""What the batch stages read of a cell: `StagePlan`, the part of
+`biorab.ral.specs.cell_records.CellPlan` they use.
 
 The stages sit in the core, which knows no cells, runs or experiment kinds; a run's `CellPlan` (or any
 object with these fields) tells them, per row, which template renders it, how it is parsed, whether and
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 
 class StagePlan(Protocol):
-    """One cell as the stages see it (field meanings: `biorab.common.cell_records.CellPlan`)."""
+    """One cell as the stages see it (field meanings: `biorab.ral.specs.cell_records.CellPlan`)."""
 
     @property
     def cell_id(self) -> str: ...

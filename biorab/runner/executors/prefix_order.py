@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorab.common.cell_records import CellPlan
+from biorab.ral.specs.cell_records import CellPlan
 from biorab.ral.specs.rows import row_hits
 
 Examples = tuple[tuple[str, str], ...]

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from biorab.caches import default_store_paths
-from biorab.common.cell_records import CellPlan
 from biorab.common.paths import cache_dir
 from biorab.execution import CellRowsFn, ExecutionRequest, ProgressFn
 from biorab.experiment import ExperimentConfig
 from biorab.ral import RALParts
 from biorab.ral.row_stages.row_pipeline import RowPipeline
+from biorab.ral.specs.cell_records import CellPlan
 from biorab.runner.executors.prefix_order import order_by_prefix
 from biorab.runner.plan.cell_slices import sampling_seeds
 from biorab.runner.store.shards import write_rows

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from biorab.common.cell_records import CellPlan, CellSlice
 from biorab.common.records import Example
 from biorab.experiment import Cell, ExperimentConfig
 from biorab.ral import dataset_labels
+from biorab.ral.specs.cell_records import CellPlan, CellSlice
 from biorab.ral.specs.rows import example_row
 from biorab.runner.store.instance_key import example_key, instance_key
 from biorab.runner.store.shards import done_keys

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from biorab.common.cell_records import CellResult, CellSlice
     from biorab.experiment import ExperimentConfig
+    from biorab.ral.specs.cell_records import CellResult, CellSlice
 
 
 @dataclass(frozen=True)

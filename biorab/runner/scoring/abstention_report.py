@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biorab.common.cell_records import CellResult
 from biorab.metrics.selective import PROBE_METRICS, SELECTIVE_METRICS, is_abstention_metric
+from biorab.ral.specs.cell_records import CellResult
 
 SECTION = "Knowing when to abstain"
 HEADINGS: tuple[str, ...] = ("acc @100%", "acc @75%", "acc @50%", "acc @25%", "AURC", "ECE",

@@ -10,10 +10,10 @@ from typing import Any
 import pyarrow as pa
 
 from biorab.common.atomic_files import atomic_path, write_text_atomic
-from biorab.common.cell_records import CellPlan, CellResult
 from biorab.common.errors import BioRABError
 from biorab.common.labels import LABELS
 from biorab.common.records import Example
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 from biorab.ral.specs.rows import row_error, row_hits, row_prediction
 from biorab.runner.store.instance_key import example_key, instance_key
 from biorab.runner.store.shards import latest_rows, read_all_table

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorab.common.cell_records import CellSlice
 from biorab.experiment import ExperimentConfig
+from biorab.ral.specs.cell_records import CellSlice
 from biorab.runner.scoring.cell_metrics import CellResult
 
 

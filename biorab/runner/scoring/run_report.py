@@ -19,7 +19,6 @@ from biorab.attribution.cell_attribution import (
     is_attribution_metric,
 )
 from biorab.attribution.twin import PRIOR_BIN_LABELS, PRIOR_BINS
-from biorab.common.cell_records import CellResult
 from biorab.diagnostics.cell_claims import is_claim_metric
 from biorab.diagnostics.report import claim_lines
 from biorab.metrics.definitions import (
@@ -30,6 +29,7 @@ from biorab.metrics.definitions import (
 )
 from biorab.metrics.paired import holm_or_none
 from biorab.metrics.selective import is_abstention_metric
+from biorab.ral.specs.cell_records import CellResult
 from biorab.runner.scoring.abstention_report import abstention_lines
 from biorab.tasks import single_label
 

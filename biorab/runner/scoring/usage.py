@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from biorab.common.cell_records import CellResult
 from biorab.experiment import ExperimentConfig
 from biorab.generation.capabilities import capabilities_of
+from biorab.ral.specs.cell_records import CellResult
 
 _COLUMNS = ["gen_prompt_tokens", "gen_completion_tokens", "gen_reasoning_tokens", "gen_finish_reason",
             "gen_cached", "gen_error"]

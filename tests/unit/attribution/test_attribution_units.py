@@ -9,10 +9,10 @@ from biorab.attribution.answers import answer_flags
 from biorab.attribution.evidence import Evidence, cell_evidence
 from biorab.attribution.rates import rates
 from biorab.attribution.twin import find_twin, first_covering, flip, label_margin, prior_bin
-from biorab.common.cell_records import CellPlan
 from biorab.common.records import Hit, Prediction
 from biorab.corpora.corpus import LedgerEntry
 from biorab.experiment import RetrievalSpec
+from biorab.ral.specs.cell_records import CellPlan
 
 LEDGER = {
     "d/train/1": LedgerEntry("d/train/1", "1", "0", "other_class"),

@@ -10,10 +10,10 @@ import pytest
 
 import biorab.corpora
 from biorab.attribution.evidence import cell_evidence
-from biorab.common.cell_records import CellPlan
 from biorab.corpora import build_corpus
 from biorab.experiment import RetrievalSpec
 from biorab.ral.parts import testbeds
+from biorab.ral.specs.cell_records import CellPlan
 
 
 def test_the_evidence_ledger_is_the_testbed_corpus_ledger_built_once(data_dir: Path,

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from biorab.common.cell_records import CellPlan
 from biorab.common.errors import ConfigError
 from biorab.experiment import BackendSpec
 from biorab.generation.base import SamplingParams
@@ -17,6 +16,7 @@ from biorab.generation.fake import FakeBackend
 from biorab.methods.store import read_transformed
 from biorab.ral import IndexMemo, MethodCorpora, RetrievalSpec, assemble, assemble_cells
 from biorab.ral.parts.testbeds import forget_testbeds
+from biorab.ral.specs.cell_records import CellPlan
 
 
 def test_parts_resolve_the_setting_and_build_the_template_on_first_use(data_dir: Path) -> None:

@@ -10,11 +10,11 @@ import pytest
 from pydantic import ValidationError
 
 from biorab.attribution.order import order_flips, order_twin
-from biorab.common.cell_records import CellPlan
 from biorab.common.records import Example, Hit
 from biorab.corpora.corpus import LedgerEntry
 from biorab.generation.base import SamplingParams
 from biorab.generation.fake import FakeBackend
+from biorab.ral.specs.cell_records import CellPlan
 from biorab.ral.specs.evidence_order import HitOrder, misleading_ids, order_hits, target_position
 from biorab.ral.specs.retrieval_spec import RetrievalSpec
 from biorab.tasks import get_template, render

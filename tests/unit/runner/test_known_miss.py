@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from biorab.common.cell_records import CellPlan
 from biorab.experiment import RetrievalSpec
 from biorab.ral.row_stages.cached_rows import known_miss
+from biorab.ral.specs.cell_records import CellPlan
 
 
 def plan(cell_id: str, testbed: str) -> CellPlan:

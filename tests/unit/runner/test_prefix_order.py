@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from biorab.common.cell_records import CellPlan
 from biorab.experiment import RetrievalSpec
+from biorab.ral.specs.cell_records import CellPlan
 from biorab.runner.executors.prefix_order import order_by_prefix
 
 

@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from biorab.attribution.answers import answer_flags
-from biorab.common.cell_records import CellPlan, CellResult
 from biorab.common.records import Hit, Prediction
+from biorab.ral.specs.cell_records import CellPlan, CellResult
 from biorab.runner.scoring.run_report import error_type_table
 
 # Table 7 (ADE and GIT rows) verbatim, written as head|relation|tail; the GIT row gives the tail only, the

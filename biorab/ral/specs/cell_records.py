@@ -1,9 +1,9 @@
 """The records a run passes between its layers: a cell's plan, its slice of rows, and its scored result.
 
-They live here, beside `biorab.common.records`, and not in the runner, so that the executors
-(`biorab.runner.executors.local`, `pipelines.ray_executor`), the experiment sources and tracking
-(`biorab.tracking`) share them without importing one another. The RAL's batch stages read a plan through
-`biorab.ral.specs.stage_plan.StagePlan`, which `CellPlan` fills.
+They live in the RAL's floor, beside the retrieval setting a plan holds (`retrieval_spec`), and not in the
+runner, so that the executors (`biorab.runner.executors.local`, `pipelines.ray_executor`), the experiment
+sources and tracking (`biorab.tracking`) share them without importing one another. The RAL's batch stages
+read a plan through `biorab.ral.specs.stage_plan.StagePlan`, which `CellPlan` fills.
 """
 
 from __future__ import annotations
