@@ -27,7 +27,7 @@ Rates are ×100 with their 95% CIs and are not ranked (a higher flip rate is no 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -190,12 +190,8 @@ def grouped_bars(groups: Bars, series: list[str], *, ylabel: str, path: Path,
 def order_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
     """The order plot's data: per (model, dataset, retriever, corpus) group, each order's flip rate (its
     first cell's), and the orders in the cells' order."""
-    ordered = [c for c in cells if (c.value(ORDER_FLIP_RATE) or {}).get("value") is not None]
-    groups: Bars = {}
-    for c in ordered:
-        groups.setdefault(f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", {}).setdefault(
-            c.order, c.metrics[ORDER_FLIP_RATE])
-    return groups, list(dict.fromkeys(c.order for c in ordered))
+    return flip_bars(cells, ORDER_FLIP_RATE,
+                     lambda c: f"{c.model} / {c.dataset} / {c.retriever} / {c.corpus}", lambda c: c.order)
 
 
 def order_plot(cells: list[CellRecord], out: Path) -> Path | None:
@@ -230,12 +226,19 @@ def plausibility_plot(cells: list[CellRecord], out: Path) -> Path | None:
 def framing_bars(cells: list[CellRecord]) -> tuple[Bars, list[str]]:
     """The framing plot's data: per (model, retriever, corpus, dataset) group, each framing's flip rate (its
     first cell's), and the framings in the cells' order."""
-    framed = [c for c in cells if (c.value(FRAMING_FLIP_RATE) or {}).get("value") is not None]
+    return flip_bars(cells, FRAMING_FLIP_RATE,
+                     lambda c: f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", lambda c: c.framing)
+
+
+def flip_bars(cells: list[CellRecord], metric: str, group: Callable[[CellRecord], str],
+              bar: Callable[[CellRecord], str]) -> tuple[Bars, list[str]]:
+    """A flip-rate plot's data: the cells with a value of `metric`, per `group` the first cell's `metric`
+    of each `bar` (an order, a framing), and the bars in the cells' order."""
+    rated = [c for c in cells if (c.value(metric) or {}).get("value") is not None]
     groups: Bars = {}
-    for c in framed:
-        groups.setdefault(f"{c.model} / {c.retriever} / {c.corpus} / {c.dataset}", {}).setdefault(
-            c.framing, c.metrics[FRAMING_FLIP_RATE])
-    return groups, list(dict.fromkeys(c.framing for c in framed))
+    for c in rated:
+        groups.setdefault(group(c), {}).setdefault(bar(c), c.metrics[metric])
+    return groups, list(dict.fromkeys(bar(c) for c in rated))
 
 
 def framing_plot(cells: list[CellRecord], out: Path) -> Path | None:
