@@ -78,6 +78,8 @@ def reasoning_bound(backend: str, params: dict[str, Any], max_tokens: int) -> tu
     (48, None)
     >>> reasoning_bound("openai", {"model": "o4-mini", "reasoning_effort": "high"}, 100)[0]
     100
+    >>> reasoning_bound("openai", {"model": "gpt-4o", "reasoning_effort": "medium"}, 100)  # never sent to it
+    (100, None)
     """
     if takes_param(backend, "thinking"):
         budget = (params.get("thinking") or {}).get("token_budget")
@@ -86,6 +88,8 @@ def reasoning_bound(backend: str, params: dict[str, Any], max_tokens: int) -> tu
     if not takes_param(backend, "reasoning_effort"):  # nothing else bounds the reasoning
         return max_tokens, None
     effort, budget = params.get("reasoning_effort"), params.get("thinking_token_budget")
+    if effort is not None and not _reasons(backend, params):
+        return max_tokens, None  # a model that does not reason is never sent the effort (docs/generation.md)
     if effort is not None:
         return max_tokens, (f"reasoning_effort={effort}: its reasoning tokens are unknown before a run "
                             "(hidden, billed as output); the decode bound is max_completion_tokens")
@@ -93,3 +97,20 @@ def reasoning_bound(backend: str, params: dict[str, Any], max_tokens: int) -> tu
         return max_tokens, (f"thinking_token_budget={budget} bounds the reasoning; max_tokens bounds "
                             "reasoning and answer together")
     return max_tokens, None
+
+
+def _reasons(backend: str, params: dict[str, Any]) -> bool:
+    """Whether the backend's params say the model reasons (their ``reasons``, e.g. an OpenAI reasoning model
+    by its name or flag); True where the params do not say or do not validate (the note stays)."""
+    from pydantic import ValidationError
+
+    from biorab.common.registry import BACKENDS
+
+    model = BACKENDS.params_of(backend)
+    if model is None:
+        return True
+    try:
+        built = model.model_validate(params)
+    except ValidationError:
+        return True
+    return bool(getattr(built, "reasons", True))
