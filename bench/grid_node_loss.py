@@ -21,8 +21,8 @@ signal once ``--after-runs`` runs have finished and the next has written rows; i
 line on stderr and no traceback, leave no MLflow run RUNNING in the rehearsal's store, and the same
 command then resumes to 0 with the same files as the reference.
 
-    python bench/grid_node_loss.py jobs/paper.yaml --limit 2 --fault node-loss --out /tmp/gnl
-    python bench/grid_node_loss.py jobs/paper.yaml --limit 2 --fault sigterm --reference /tmp/gnl/ref
+    python bench/grid_node_loss.py jobs/paper.yaml --limit 2 --fault node-loss --out gnl
+    python bench/grid_node_loss.py jobs/paper.yaml --limit 2 --fault sigterm --reference gnl/ref
 
 It prints the CPU flags, core count and load average first, and one JSON object last.
 """
