@@ -11,7 +11,8 @@ indexes are built once); ``--fresh`` starts its rows over.
     python bench/grid.py jobs/paper.yaml --fraction 0.0625 --out grid16 --cache grid-cache
 
 Peak RSS is sampled every 0.5 s over the driver's process tree (psutil): the driver, and every process
-whose command line names a Ray actor class (``ray::MapWorker(MapBatches(RetrievalActor))`` ...), by kind.
+whose command line names a Ray actor class (``ray::MapWorker(MapBatches(RetrievalActor))`` ...), by kind;
+``driver_maxrss_mb`` is the kernel's peak of the driver (``ru_maxrss``: no spike between samples missed).
 It prints the CPU flags, the core count and the load average first, and one JSON object last.
 """
 
@@ -162,6 +163,9 @@ def main() -> None:
     wall = time.perf_counter() - start
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the rehearsal's process; Ray's workers not
     cpu_s = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    # The kernel's own peak of the rehearsal's process (the driver): the 0.5 s samples miss a spike
+    # shorter than that (one encoder batch's activations). The largest child waited for so far: the first.
+    driver_maxrss_mb = round(cpu_after.ru_maxrss / 1024)
     if proc.returncode != 0:
         sys.exit(f"the rehearsal failed ({proc.returncode}):\n{stderr[-3000:]}")
     name = yaml.safe_load(sweep.read_text(encoding="utf-8"))["name"]
@@ -179,6 +183,7 @@ def main() -> None:
         "wall_s": round(wall, 1), "cpu_s": round(cpu_s, 1), "rows": rows,
         "rows_per_s": round(rows / wall, 2) if wall else None,
         "peak_rss_mb": {k: round(v / 2**20) for k, v in sorted(rss.peaks.items())},
+        "driver_maxrss_mb": driver_maxrss_mb,
         "files": files, "disk_mb": round(size_b / 2**20, 1),
         "mlflow_rows": mlflow_rows(sweep_dir / "mlflow.db"),
         "report_s": round(report_s, 1), "report_ok": report.returncode == 0,

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from biorab.common.errors import RetrievalError
+from biorab.common.native_memory import release_free_memory
 
 Pooling = Literal["mean", "cls"]
 
@@ -147,6 +148,7 @@ class HFEncoder:
             for start in range(0, len(texts), self.batch_size):
                 batch = texts[start : start + self.batch_size]
                 chunks.append(self._encode_batch(batch))
+                release_free_memory()  # the batch's activations, before the next batch's other shapes
                 if report is not None:
                     report(len(batch), len(texts))
         return np.concatenate(chunks).astype(np.float32, copy=False)

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import yaml
 
 from biorab.common.errors import TrackingError
+from biorab.common.native_memory import release_free_memory
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import SweepRun, expand_runs
 
@@ -116,6 +117,7 @@ def run_sweep(
                                shown=progress))
             if progress is not None:
                 progress.end_model()
+            release_free_memory()  # what the run's scoring and logging freed, before the next run's peak
         # every run is scored: a cell whose no-retrieval, order or framing twin is in another run (block)
         # gets its rates now, and its MLflow child (logged when its run finished) gets them too
         from biorab.sweep.twins import attribute_across_runs
