@@ -167,3 +167,34 @@ def _fitted(sweep_dir: Path) -> list[float]:
     fit = pooled["logistic"]
     assert fit["status"] == "ok", fit
     return [c["coef"] for c in fit["coefficients"]]
+
+
+def test_a_run_loads_drugmechdb_once_for_all_its_cells(tmp_path: Path, drugmechdb_dir: Path,
+                                                        drugmechcf_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """YES answers to positives need their reference MoAs: 4 such cells (2 files × 2 runs) and the run's
+    chain-depth analysis share one DrugMechDB (the full rehearsal loaded it once per cell: ~1 s each)."""
+    from biorab.drugmech.graph import drugmechdb
+    from biorab.experiment import ExperimentConfig
+    from biorab.runner import run_experiment
+
+    monkeypatch.setenv("BIORAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BIORAB_DRUGMECHDB_DIR", str(drugmechdb_dir))
+    monkeypatch.setenv("BIORAB_DRUGMECHCF_DIR", str(drugmechcf_dir))
+    loads: list[object] = []
+    real_load = drugmechdb.load_drugmechdb
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        loads.append(args)
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(drugmechdb, "load_drugmechdb", counted)
+    config = ExperimentConfig.model_validate({
+        "name": "once", "output_dir": str(tmp_path / "runs"), "tracking": {"enabled": False},
+        "drugmech": {"query_files": ["AddLink_pos_dpi_r1k", "factuals_pos_r1k"], "worlds": ["open"],
+                     "runs": 2, "n_resamples": 50},
+        "backend": {"name": "fake", "params": {"mode": "fixed", "answer": "YES."}},
+        "sampling": {"max_tokens": 100, "seed": 7}})
+    result = run_experiment(config)
+    assert [c.metrics["accuracy_strict"]["value"] for c in result.cells] == [1.0] * 4  # every answer YES
+    assert len(loads) == 1  # open-world Add-Link and named factual prompts need none to render
