@@ -86,6 +86,16 @@ def collect(sweep: SweepConfig, *, path: str | Path | None = None) -> tuple[list
     return records, missing
 
 
+def finished_cells(sweep: SweepConfig, *, path: str | Path | None = None) -> int:
+    """How many cells the sweep's finished runs (those with a ``summary.json``) ran, of every experiment
+    source (`biorab.runner.plan.experiment_source.run_cells`): the report's title counts DrugMech cells too,
+    which `collect` leaves to each run's report."""
+    from biorab.runner.plan.experiment_source import run_cells
+
+    return sum(len(run_cells(run.config)) for run in expand_runs(sweep, path=path)
+               if (run.config.run_dir() / "summary.json").is_file())
+
+
 def spec_items(seed: int, dataset: DatasetSpec, retrieval: RetrievalSpec,
                sampling: SamplingParams) -> tuple[tuple[str, str], ...]:
     """A cell's spec as (``group.field``, JSON value) pairs: the seed, every field of its dataset slice,

@@ -13,7 +13,10 @@ and written to ``rehearsal.json`` (and into each run's ``summary.json``):
 - a dense encoder that cannot be loaded here → the packaged MiniLM, with ``stand_in_for`` naming the real
   one, so two encoders on one stand-in stay two cells (the cell fingerprint differs; the hits are one);
 - outputs → ``<root>/<sweep>`` (default root ``runs/rehearsal``), caches → ``<cache dir>/rehearsal``:
-  nothing a rehearsal writes is read back by a real run.
+  nothing a rehearsal writes is read back by a real run;
+- DrugMech prompts carry no output constraint (a real model answers them in free text), so each row gets
+  the answer options of its prompt kind as one (``drugmech.answer_constraint``,
+  `biorab.drugmech.parsing.answer_options`), for the fake to draw from: answers that parse, sometimes right.
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ def rehearse(sweep: SweepConfig, *, output_dir: str | Path | None = None
         "resources": resources,
         "tracking": tracking,
         "output_dir": str(root),
+        "drugmech": _drugmech_answers(sweep.drugmech, sweep.name, subs),
     })
     return SweepConfig.model_validate(out.model_dump(mode="json")), subs
 
@@ -102,6 +106,17 @@ def _local_parts(real: dict[str, Any], name: str, real_uri: str | None, real_roo
     subs.append(Substitution("tracking", "server", real_uri or "(default)", uri))
     subs.append(Substitution("outputs", "root", real_root, str(root)))
     return resources, root, uri
+
+
+def _drugmech_answers(drugmech: dict[str, Any] | None, name: str, subs: list[Substitution]
+                      ) -> dict[str, Any] | None:
+    """A ``drugmech`` section whose rows carry their answer options (the module docstring), the
+    substitution appended to `subs`; `None` stays `None`."""
+    if drugmech is None:
+        return None
+    subs.append(Substitution("answers", f"drugmech of {name}", "free text (no output constraint)",
+                             "the answer options of each prompt kind (output constraint)"))
+    return {**drugmech, "answer_constraint": True}
 
 
 def _fake_profile(name: str, profile: ModelProfile) -> ModelProfile:
@@ -228,5 +243,6 @@ def rehearse_run(config: Any, *, output_dir: str | Path | None = None) -> tuple[
     data = config.model_dump(mode="json")
     data.update(backend=backend.model_dump(mode="json"), retrieval=retrieval,
                 resources=resources.model_dump(mode="json"), output_dir=str(root),
-                tracking={**data["tracking"], "uri": uri})
+                tracking={**data["tracking"], "uri": uri},
+                drugmech=_drugmech_answers(data.get("drugmech"), config.name, subs))
     return ExperimentConfig.model_validate(data), subs

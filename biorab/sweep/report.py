@@ -10,7 +10,7 @@ from pathlib import Path
 from biorab.metrics.definitions import ACCURACY_IDENTITY
 from biorab.sweep.attribution_report import attribution_grids
 from biorab.sweep.claims_report import claim_grids
-from biorab.sweep.collect import CellRecord, collect, usage_by_model
+from biorab.sweep.collect import CellRecord, collect, finished_cells, usage_by_model
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.reasoning_twins import reasoning_twin_grids
 from biorab.sweep.robustness_report import ROBUSTNESS_PLOTS, SECTION, robustness_grids, robustness_plots
@@ -30,6 +30,7 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     """Write the report files (markdown, HTML, plots); returns their paths. A sweep that asks the
     robustness questions (`biorab.sweep.robustness_report`) opens with their section."""
     cells, missing = collect(sweep, path=path)
+    counted = finished_cells(sweep, path=path)  # DrugMech cells too: `cells` holds the BioRAB ones
     out = sweep.sweep_dir() / "report"
     out.mkdir(parents=True, exist_ok=True)
     apart: list[str] = []  # cells that share no instance with their baseline: named, not tested
@@ -38,9 +39,10 @@ def write_report(sweep: SweepConfig, *, path: str | Path | None = None, track: b
     md = out / "report.md"
     usage = usage_markdown(usage_by_model(sweep, path=path))
     chain = chain_depth_markdown(sweep, path=path)
-    md.write_text(_markdown(sweep, cells, sig, missing, plots, apart) + usage + chain, encoding="utf-8")
+    md.write_text(_markdown(sweep, counted, cells, sig, missing, plots, apart) + usage + chain,
+                  encoding="utf-8")
     page = out / "report.html"
-    page.write_text(_html(sweep, cells, sig, missing, plots, apart), encoding="utf-8")
+    page.write_text(_html(sweep, counted, cells, sig, missing, plots, apart), encoding="utf-8")
     files = [md, page, *plots]
     if track and sweep.tracking.enabled:
         _log_on_parent(sweep, files)
@@ -105,9 +107,10 @@ def legend(cells: list[CellRecord]) -> str:
 NOT_COMPARABLE = "Not comparable with the same LLM without retrieval (no paired test)"
 
 
-def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
+def _markdown(sweep: SweepConfig, counted: int, cells: list[CellRecord], sig: dict[int, Significance],
               missing: list[str], plots: list[Path], apart: Sequence[str] = ()) -> str:
-    parts = [f"# Sweep {sweep.name}: {len(cells)} cells\n", legend(cells) + "\n"]
+    """`counted`: the finished runs' cells of every source (the title); `cells`: the BioRAB ones (tables)."""
+    parts = [f"# Sweep {sweep.name}: {counted} cells\n", legend(cells) + "\n"]
     parts.append(f"Every instance, every cell side by side: [explorer](../explorer/index.html) (written by "
                  f"`biorab explore {sweep.sweep_dir()}`)\n")
     if missing:
@@ -125,9 +128,9 @@ def _markdown(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Signif
     return "\n".join(parts) + "\n"
 
 
-def _html(sweep: SweepConfig, cells: list[CellRecord], sig: dict[int, Significance],
+def _html(sweep: SweepConfig, counted: int, cells: list[CellRecord], sig: dict[int, Significance],
           missing: list[str], plots: list[Path], apart: Sequence[str] = ()) -> str:
-    body = [f"<h1>Sweep {html.escape(sweep.name)}: {len(cells)} cells</h1>",
+    body = [f"<h1>Sweep {html.escape(sweep.name)}: {counted} cells</h1>",
             f"<p>{html.escape(legend(cells).replace('**', '').replace('`', ''))}</p>"]
     body.append(f"<p>Every instance, every cell side by side: <a href='../explorer/index.html'>explorer</a> "
                 f"(written by <code>biorab explore {html.escape(str(sweep.sweep_dir()))}</code>)</p>")

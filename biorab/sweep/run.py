@@ -24,6 +24,7 @@ import yaml
 
 from biorab.common.errors import TrackingError
 from biorab.common.native_memory import release_free_memory
+from biorab.runner.plan.experiment_source import run_cells
 from biorab.sweep.config import SweepConfig
 from biorab.sweep.expand import SweepRun, expand_runs
 
@@ -109,10 +110,11 @@ def run_sweep(
     try:
         _build_indexes(runs, say)
         for run in runs:
-            say(f"model {run.model}: run {run.config.name}, {len(run.config.cells())} cells")
+            cells = len(run_cells(run.config))  # of every source: DrugMech cells too
+            say(f"model {run.model}: run {run.config.name}, {cells} cells")
             executor = _executor(run.model, executor_for, backends)
             if progress is not None:
-                progress.start_model(run.model, len(run.config.cells()))
+                progress.start_model(run.model, cells)
             _add(out, _run_one(run, resume=resume, executor=executor, tracking=tracking, key=key,
                                shown=progress))
             if progress is not None:

@@ -11,8 +11,9 @@ over runs: mean, SD, 90% t-interval; the grouped stratified BCa bootstrap; preci
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,11 @@ def _responses(rows: list[dict[str, Any]], info: Any) -> list[Any]:
     return out
 
 
-def _moas_factory(spec: DrugMechSpec) -> Any:
+def _moas_factory(spec: DrugMechSpec) -> Callable[[], Any]:
+    """DrugMechDB, loaded on the first call and kept: one load for every cell of a run (building its MoAs
+    takes about a second, and each cell with a YES answer to a positive needs them)."""
+
+    @functools.cache
     def load() -> Any:
         from biorab.drugmech.graph.drugmechdb import load_drugmechdb
 
@@ -67,9 +72,11 @@ def _cell_metrics(scored: list[Any], exclude_incomplete: bool = False) -> dict[s
 
 
 def score_drugmech_cell(
-    s: CellSlice, spec: DrugMechSpec, cells_dir: Path, out_dir: Path
+    s: CellSlice, spec: DrugMechSpec, cells_dir: Path, out_dir: Path,
+    moas: Callable[[], Any] | None = None,
 ) -> tuple[CellResult, list[Any]]:
-    """One cell's result (one run: no CI; the CIs over runs are in the run-level report) and scored rows."""
+    """One cell's result (one run: no CI; the CIs over runs are in the run-level report) and scored rows;
+    `moas` loads DrugMechDB (default: a loader of the cell's own)."""
     import pyarrow.parquet as pq
 
     from biorab.drugmech.scoring.responses import score_responses
@@ -77,7 +84,7 @@ def score_drugmech_cell(
     plan, info = s.plan, drugmech_info(s.plan)
     rows = final_rows(plan, s.examples, cells_dir)
     scored = score_responses(_responses(rows, info), path=cells_dir / plan.cell_id, parser=spec.parser,
-                             release_dir=spec.release_dir, moas_factory=_moas_factory(spec),
+                             release_dir=spec.release_dir, moas_factory=moas or _moas_factory(spec),
                              matcher=spec.matcher)
     for row, sr in zip(rows, scored, strict=True):
         verdict = sr.score.option if sr.score.option is not None else sr.score.yes_no
@@ -105,20 +112,22 @@ def score_drugmech(
     from biorab.drugmech.scoring.accuracy_tables import accuracy_report
 
     results, scored = [], []
+    moas = _moas_factory(spec)  # one DrugMechDB for the run's cells and its chain-depth analysis
     for s in slices:
-        result, rows = score_drugmech_cell(s, spec, cells_dir, out_dir)
+        result, rows = score_drugmech_cell(s, spec, cells_dir, out_dir, moas)
         results.append(result)
         scored.extend(rows)
     report = accuracy_report(scored, n_resamples=spec.n_resamples, seed=spec.bootstrap_seed,
                              exclude_incomplete=spec.exclude_incomplete)
     section = {"parser": spec.parser, "matcher": spec.matcher, **report}
-    chain = _chain_depth(scored, spec, model)
+    chain = _chain_depth(scored, spec, model, moas)
     if chain is not None:
         section["chain_depth"] = chain
     return results, section
 
 
-def _chain_depth(scored: list[Any], spec: DrugMechSpec, model: str) -> dict[str, Any] | None:
+def _chain_depth(scored: list[Any], spec: DrugMechSpec, model: str, moas_of: Callable[[], Any]
+                 ) -> dict[str, Any] | None:
     """The reasoning-chain-length analysis when the run answered deep Delete/Invert positives in the open
     world (`biorab.drugmech.scoring.chain_depth`); None otherwise (DrugMechDB is then not loaded)."""
     from biorab.drugmech.scoring.chain_depth import chain_depth_report, chain_samples
@@ -126,7 +135,7 @@ def _chain_depth(scored: list[Any], spec: DrugMechSpec, model: str) -> dict[str,
     if not any(r.link == "ppi" and not r.is_negative and r.query_type in _EDIT_TYPES
                and r.response.world == "open" for r in scored):
         return None
-    moas = _moas_factory(spec)()
+    moas = moas_of()
     samples, left_out = chain_samples(scored, lambda moa_id: moas[moa_id], model=model)
     return chain_depth_report(samples, left_out, design=spec.chain_depth)
 

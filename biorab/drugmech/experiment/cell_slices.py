@@ -74,6 +74,8 @@ def make_drugmech_plan(config: ExperimentConfig, loaded: LoadedFile, info: DrugM
         "run": info.run, "backend": config.backend.model_dump(mode="json"),
         "sampling": config.sampling.model_copy(update={"seed": seed}).model_dump(mode="json"),
         "data": [spec.release_dir, spec.drugmechdb_dir, spec.primekg],
+        # rows with an answer constraint are other rows; named only when on, so other cells keep their ids
+        **({"answer_constraint": True} if spec.answer_constraint else {}),
     })[:10]
     label = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"dm-{loaded.stem}__{info.setting}__run{info.run}")
     return CellPlan(cell_id=f"{label}__{fingerprint}", label=label, task=DRUGMECH_TASK, seed=config.seed,
@@ -137,6 +139,9 @@ def plan_drugmech(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
     """Every DrugMech cell with its slice and its pending rows (prompts rendered), in config order."""
     if config.drugmech is None:
         return []
+    from biorab.drugmech.parsing.answer_options import answer_constraint
+    from biorab.drugmech.prompts.factual import NAMED
+
     render = _Renderer(config.drugmech)
     slices = []
     for loaded, plan in drugmech_cells(config):
@@ -148,6 +153,9 @@ def plan_drugmech(config: ExperimentConfig, cells_dir: Path) -> list[CellSlice]:
             if ex.id not in done:
                 row = example_row(plan.cell_id, i, ex)
                 row.update(prompt=render(loaded, info, i), hits="[]")
+                if config.drugmech.answer_constraint:  # the rehearsal's fake draws its answers from it
+                    row["constraint"] = answer_constraint(loaded.qfile.queries[i],
+                                                          mode=info.mode or NAMED).to_json()
                 pending.append(row)
         slices.append(CellSlice(plan, examples, pending))
     return slices

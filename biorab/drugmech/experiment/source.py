@@ -44,8 +44,7 @@ class DrugMechSource:
               run_dir: Path) -> ScoredCells:
         from biorab.drugmech.experiment.cell_metrics import score_drugmech
 
-        results, report = score_drugmech(slices, config.drugmech, cells_dir, run_dir,
-                                         model=str(config.backend.params.get("model", config.backend.name)))
+        results, report = score_drugmech(slices, config.drugmech, cells_dir, run_dir, model=_model(config))
         return ScoredCells(results, report)
 
     def report_section(self, section: dict[str, Any]) -> str:
@@ -57,3 +56,10 @@ class DrugMechSource:
         from biorab.drugmech.experiment.cell_metrics import drugmech_console_summary
 
         return drugmech_console_summary(section)
+
+
+def _model(config: ExperimentConfig) -> str:
+    """The model the run's chain-depth samples name (a sweep's pooled fit tells its models apart by it): the
+    backend's ``model``, else its ``name`` (a rehearsal's fake: ``rehearsal:<profile>``), else the backend."""
+    params = config.backend.params
+    return str(params.get("model") or params.get("name") or config.backend.name)

@@ -54,6 +54,11 @@ class DrugMechSpec(Params):
         chain_depth: which answers the chain-depth regression fits (`biorab.drugmech.scoring.chain_depth`):
             ``paper`` (each model's first run, as the paper) or ``all_runs`` (every run, standard errors
             clustered by query). Scoring only.
+        answer_constraint: each row carries the answer options of its prompt kind as its output constraint
+            (`biorab.drugmech.parsing.answer_options`), for the fake engine's ``constraint`` mode to draw
+            from: what ``--rehearse`` sets (`biorab.sweep.rehearsal`). Off in real runs, and the default:
+            the backends turn a constraint into guided decoding (vLLM, transformers, vLLM servers), which
+            would cut the paper's free-text answers to the bare options.
     """
 
     query_files: tuple[str, ...] = Field(min_length=1)
@@ -71,6 +76,8 @@ class DrugMechSpec(Params):
     bootstrap_seed: int = 42
     exclude_incomplete: bool = False
     chain_depth: Literal["paper", "all_runs"] = "paper"
+    # left out of the dump when off: a real run's config, its digest and MLflow params read as before
+    answer_constraint: bool = Field(default=False, exclude_if=lambda on: not on)
 
     @field_validator("query_files", "worlds", "modes", "negative_modes")
     @classmethod

@@ -463,9 +463,12 @@ F_GOAL = (
     "useful, provide a Mechanism of Action for the drug."
 )
 
+# The factual prompt's NO sentence (step 1 asks for it verbatim; `biorab.drugmech.parsing.answer_options`).
+F_NEGATIVE_RESPONSE = "NO supporting Mechanism of Action found."
+
 F_INSTRUCTIONS = (
     "\n"
-    '1. Say "YES." or "NO supporting Mechanism of Action found." depending on whether the drug '
+    f'1. Say "YES." or "{F_NEGATIVE_RESPONSE}" depending on whether the drug '
     "might be useful in treating the disease.\n"
     "\n"
 ) + MOA_ANSWER_FORMAT

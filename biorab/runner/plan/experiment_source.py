@@ -66,3 +66,16 @@ def experiment_sources() -> list[ExperimentSource]:
     from biorab.common.registry import EXPERIMENTS
 
     return [EXPERIMENTS.get(name)() for name in EXPERIMENTS.names()]
+
+
+def run_cells(config: ExperimentConfig) -> list[CellListing]:
+    """Every cell `config` runs, of every source (BioRAB cells first, then DrugMech's; the DrugMech query
+    files are read, since each file's query type decides its cells): what a run or sweep counts as its
+    cells."""
+    out: list[CellListing] = []
+    for source in experiment_sources():
+        listed = source.cells(config, load_data=True)
+        if listed is None:  # the protocol lets a source decline only without its data
+            raise TypeError(f"experiment source {source.name!r} listed no cells with its data loaded")
+        out += listed
+    return out

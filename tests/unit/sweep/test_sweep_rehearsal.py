@@ -94,3 +94,30 @@ def test_constraint_mode_answers_triples_and_choices() -> None:
     out = fake.generate([triples, choice], SamplingParams(max_tokens=64))
     assert [t[1] for t in parse_triples(out[0].text)] == ["effect"]
     assert out[1].text in ("y", "n")
+
+
+def test_drugmech_rows_get_their_answer_options_in_rehearsals_only(tmp_path: Path, no_hf_cache: None) -> None:
+    """`--rehearse` of a DrugMech sweep and of a DrugMech run config turns `drugmech.answer_constraint` on
+    and says so; the real configs keep it off."""
+    from biorab.experiment import ExperimentConfig
+    from biorab.sweep.rehearsal import rehearse_run
+
+    job = REPO / "jobs" / "drugmech_models.yaml"
+    real = load_sweep(job)
+    cfg, subs = rehearse(real, output_dir=tmp_path)
+    assert {r.config.drugmech.answer_constraint for r in expand_runs(cfg, path=job)
+            if r.config.drugmech is not None} == {True}
+    assert {r.config.drugmech.answer_constraint for r in expand_runs(real, path=job)
+            if r.config.drugmech is not None} == {False}
+    line = ("replaced answers drugmech of drugmech-models: free text (no output constraint) -> the answer "
+            "options of each prompt kind (output constraint)")
+    assert subs[-1].line() == line
+    run = ExperimentConfig.model_validate({"name": "r", "drugmech": {"query_files": ["delete_pos_ppi_r250"]},
+                                           "backend": {"name": "vllm", "params": {"model": "m"}}})
+    rehearsed, run_subs = rehearse_run(run, output_dir=tmp_path)
+    assert rehearsed.drugmech is not None and rehearsed.drugmech.answer_constraint
+    assert run.drugmech is not None and not run.drugmech.answer_constraint
+    assert run_subs[-1].what == "answers"
+    # a sweep without DrugMech gets no such substitution
+    assert all(s.what != "answers" for s in rehearse(load_sweep(REPO / "jobs" / "paper.yaml"),
+                                                     output_dir=tmp_path)[1])
