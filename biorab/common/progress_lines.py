@@ -41,6 +41,7 @@ class ProgressLines:
         self.start = clock()
         self.done, self.total = 0, 0
         self._last_t, self._last_n = self.start, 0
+        self._done_at: float | None = None  # when the count reached the total
         self._lock = threading.Lock()  # `tick` may come from a heartbeat thread
 
     def __call__(self, advance: int, total: int | None = None) -> None:
@@ -49,6 +50,8 @@ class ProgressLines:
             self.done += advance
             self.total = total or self.total
             now = self.clock()
+            if self._done_at is None and self.total and self.done >= self.total:
+                self._done_at = now
             due_n = self.every_n is not None and self.done - self._last_n >= self.every_n
             if due_n or now - self._last_t >= self.every_s or (self.total and self.done >= self.total):
                 self._emit(now)
@@ -73,7 +76,13 @@ class ProgressLines:
     def line(self, now: float) -> str:
         """The line for the current count at time `now`. Within `MIN_RATE_S` of the start no rate is
         shown: units counted at once (a cell served from the cache) have no rate, and dividing by a few
-        microseconds printed "17,889,087.7 rows/s"."""
+        microseconds printed "17,889,087.7 rows/s". Once every unit is counted the rate is the one of that
+        moment, and a later line (a heartbeat while the caller scores and logs) says how long ago that was:
+        the rate kept falling with the clock ("80000/80000 rows (100%), 412.3 rows/s" and lower)."""
+        if self._done_at is not None and now > self._done_at:
+            done_line = self.line(self._done_at)
+            since = round(now - self._done_at)
+            return f"{done_line}; finishing for {since}s" if since else done_line
         elapsed = max(now - self.start, 1e-9)
         rate = self.done / elapsed
         if not self.total:

@@ -44,8 +44,25 @@ def test_heartbeat_before_any_total_and_no_final_line_for_nothing() -> None:
 
 def test_no_rate_within_a_second_of_the_start() -> None:
     # 4 rows counted 2 µs after the start (a cell served from the cache) have no rate: the old line was
-    # "4/4 rows (100%), 2000000.0 rows/s, eta 0s"; one second later the rate is 4 rows / 1 s
+    # "4/4 rows (100%), 2000000.0 rows/s, eta 0s"; a line one second later still says they came at once
     p, out = make([0.0, 2e-6, 1.0])
     p(4, 4)
     assert out == ["progress: 4/4 rows (100%) at once"]
-    assert p.line(1.0) == "progress: 4/4 rows (100%), 4.0 rows/s, eta 0s"
+    assert p.line(1.0) == "progress: 4/4 rows (100%) at once; finishing for 1s"
+    q, _ = make([0.0, 1e-6, 2.0])  # rows still arriving a second after the start have a rate
+    q(1, 4)
+    assert q.line(2.0) == "progress: 1/4 rows (25%), 0.5 rows/s, eta 6s"
+
+
+def test_rate_frozen_once_every_row_is_counted() -> None:
+    # 96 rows in 24 s = 4.0 rows/s; heartbeats 10 s and 30 s later (the run scoring) keep that rate and say
+    # how long the finishing has taken, instead of 96/34 = 2.8 and 96/54 = 1.8 rows/s
+    p, out = make([0.0, 0.0, 24.0, 34.0, 54.0, 55.0])
+    p(0, 96)
+    p(96, 96)  # t=24: all counted: due
+    p.tick()  # t=34
+    p.tick()  # t=54
+    p.finish()  # t=55: the final count was shown already
+    assert out == ["progress: 96/96 rows (100%), 4.0 rows/s, eta 0s",
+                   "progress: 96/96 rows (100%), 4.0 rows/s, eta 0s; finishing for 10s",
+                   "progress: 96/96 rows (100%), 4.0 rows/s, eta 0s; finishing for 30s"]
