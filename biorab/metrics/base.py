@@ -88,3 +88,24 @@ def f1_from(precision: float, recall: float) -> float:
     """
     total = precision + recall
     return 2.0 * precision * recall / total if total else 0.0
+
+
+def safe_ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """`safe_ratio` elementwise, bit for bit (the same one division where the denominator is not 0).
+
+    >>> safe_ratios(np.array([1.0, 0.0]), np.array([4.0, 0.0])).tolist()
+    [0.25, 0.0]
+    """
+    nonzero = denominators != 0
+    return np.where(nonzero, numerators / np.where(nonzero, denominators, 1.0), 0.0)
+
+
+def f1s_from(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """`f1_from` elementwise, bit for bit (the same operations in the same order).
+
+    >>> f1s_from(np.array([0.5, 0.0]), np.array([1.0, 0.0])).tolist()
+    [0.6666666666666666, 0.0]
+    """
+    total = precision + recall
+    nonzero = total != 0
+    return np.where(nonzero, 2.0 * precision * recall / np.where(nonzero, total, 1.0), 0.0)

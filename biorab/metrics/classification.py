@@ -3,9 +3,11 @@ and the parse-failure rate. All read the (weighted) confusion matrix of a `Label
 
 from __future__ import annotations
 
+import numpy as np
+
 from biorab.common.registry import METRICS
 from biorab.metrics.base import FailureTable, Metric
-from biorab.metrics.confusion import LabelTable, accuracy, macro_average, weighted_average
+from biorab.metrics.confusion import LabelTable, accuracies, accuracy, macro_average, weighted_average
 
 _STATISTICS = ("precision", "recall", "f1")
 
@@ -18,6 +20,10 @@ class Accuracy(Metric[LabelTable]):
 
     def compute(self, table: LabelTable) -> float:
         return accuracy(table.confusion)
+
+    def compute_many(self, table: LabelTable, weights: np.ndarray) -> np.ndarray:
+        """`compute` under each row of `weights`, bit for bit (`biorab.metrics.bootstrap.BatchMetric`)."""
+        return accuracies(table, weights)
 
 
 class _Averaged(Metric[LabelTable]):
@@ -38,11 +44,19 @@ class _Averaged(Metric[LabelTable]):
         return weighted_average(values, support)
 
 
+class _MicroAveraged(_Averaged):
+    """Micro precision, recall or F1: accuracy (see `_Averaged.compute`), batched like it."""
+
+    def compute_many(self, table: LabelTable, weights: np.ndarray) -> np.ndarray:
+        """`compute` under each row of `weights`, bit for bit (`biorab.metrics.bootstrap.BatchMetric`)."""
+        return accuracies(table, weights)
+
+
 def _define(average: str, statistic: str) -> type[_Averaged]:
     name = f"{average}_{statistic}"
     cls = type(
         f"{average.title()}{statistic.title()}",
-        (_Averaged,),
+        (_MicroAveraged if average == "micro" else _Averaged,),
         {"name": name, "average": average, "statistic": statistic, "__doc__": f"{average} {statistic}."},
     )
     METRICS.add(name, cls)

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from biorab.metrics.base import safe_ratio
+from biorab.metrics.base import safe_ratio, safe_ratios
 from biorab.metrics.curves import RankedLabel, curve, rank_label
 
 
@@ -132,6 +132,13 @@ def per_label_prf(confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(numerator, denominator, out=np.zeros_like(numerator, dtype=float), where=denominator > 0)
+
+
+def accuracies(table: LabelTable, weights: np.ndarray) -> np.ndarray:
+    """`accuracy` of `table`'s confusion matrix under each row of `weights` (resamples x instances), bit
+    for bit: the trace and the total are sums of whole multiplicities, exact in any order (a matrix
+    product's too), and the one division is the same."""
+    return safe_ratios(weights @ (table.gold == table.pred).astype(float), weights.sum(axis=1))
 
 
 def accuracy(confusion: np.ndarray) -> float:

@@ -14,7 +14,7 @@ from biorab.common.errors import DataError
 from biorab.common.records import Prediction
 from biorab.common.registry import METRICS
 from biorab.metrics.base import InstanceTable, Metric
-from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval
+from biorab.metrics.bootstrap import bootstrap_samples, percentile_interval, resample_blocks
 from biorab.metrics.tables import ScoredTask, instance_table, resolve_labels
 
 EXACT_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial test
@@ -124,13 +124,18 @@ def paired_bootstrap(
     """
     if n_boot <= 0:
         return None, None, None
-    deltas = bootstrap_samples(
-        lambda w: [metric.compute(table_b.reweight(w)) - metric.compute(table_a.reweight(w))],
-        table_a.n,
-        n_boot,
-        seed,
-        1,
-    )[:, 0]
+    many = getattr(metric, "compute_many", None)
+    if many is not None:  # a block of resamples at once (`BatchMetric`): the same deltas, bit for bit
+        deltas = np.concatenate([many(table_b, w) - many(table_a, w)
+                                 for w in resample_blocks(table_a.n, n_boot, seed)])
+    else:
+        deltas = bootstrap_samples(
+            lambda w: [metric.compute(table_b.reweight(w)) - metric.compute(table_a.reweight(w))],
+            table_a.n,
+            n_boot,
+            seed,
+            1,
+        )[:, 0]
     deltas = deltas[~np.isnan(deltas)]
     if deltas.size == 0:
         return None, None, None

@@ -15,8 +15,8 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from biorab.common.registry import METRICS
-from biorab.metrics.base import Metric, f1_from, safe_ratio
-from biorab.metrics.confusion import LabelTable, accuracy
+from biorab.metrics.base import Metric, f1_from, f1s_from, safe_ratio, safe_ratios
+from biorab.metrics.confusion import LabelTable, accuracies, accuracy
 
 Triple = tuple[str, str, str]
 PARTS: tuple[str, ...] = ("triple", "head", "relation", "tail")
@@ -166,6 +166,14 @@ class _TripleMetric(Metric[TripleTable]):
         predicted, gold, correct = table.totals()[self.part]
         return micro_prf(predicted, gold, correct)[self.statistic]
 
+    def compute_many(self, table: TripleTable, weights: np.ndarray) -> np.ndarray:
+        """`compute` under each row of `weights` (resamples x instances), bit for bit: the totals are sums
+        of whole counts times whole multiplicities, exact in any order, and `micro_prf`'s operations are
+        the same elementwise (`biorab.metrics.bootstrap.BatchMetric`)."""
+        predicted, gold, correct = (weights @ table.counts[:, self.part, :]).T
+        precision, recall = safe_ratios(correct, predicted), safe_ratios(correct, gold)
+        return (precision, recall, f1s_from(precision, recall))[self.statistic]
+
 
 class _MicroMetric(_TripleMetric):
     """``precision``, ``recall`` and ``f1``: the task's micro averages under one name for every task.
@@ -179,6 +187,11 @@ class _MicroMetric(_TripleMetric):
         if isinstance(table, LabelTable):
             return accuracy(table.confusion)
         return super().compute(table)
+
+    def compute_many(self, table: TripleTable | LabelTable, weights: np.ndarray) -> np.ndarray:
+        if isinstance(table, LabelTable):
+            return accuracies(table, weights)
+        return super().compute_many(table, weights)
 
 
 def _define(part: str, statistic: str) -> type[_TripleMetric]:
