@@ -96,6 +96,9 @@ def test_filter_misled_and_open_every_cell_side_by_side(tmp_path: Path, data_dir
         assert set(listed) == misled_ids
         # the other filters count what a click would give under "misled"
         assert page.locator("select[name=verdict] option", has_text="right").text_content() == "right (0)"
+        # a misled answer is a wrong one: all the misled rows, and no other, are "wrong" under the filter
+        wrong = page.locator("select[name=verdict] option", has_text="wrong").text_content()
+        assert wrong == f"wrong ({misled})", wrong
         page.screenshot(path=str(shots / "explorer-list.png"))
 
         page.locator("li.instance a.open").first.click()

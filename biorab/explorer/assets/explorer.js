@@ -420,8 +420,10 @@
     const active = fs.filter((f) => state.selected[f.id] !== undefined);
     const activeAt = active.map((f) => fs.indexOf(f));
     const wanted = active.map((f) => state.selected[f.id]);
-    const counts = fs.map(() => new Map());
-    const bump = (i, v) => counts[i].set(v, (counts[i].get(v) || 0) + 1);
+    // every facet value is a small whole number (an option's value): a typed array per facet counts them
+    // (a Map per facet took about half of a pass over the full grid's 482k rows)
+    const counts = fs.map((f) => new Int32Array(f.kind === "select" ? facetSize(f) : 2));
+    const bump = (i, v) => { if (v < counts[i].length) counts[i][v]++; };
     const nInst = state.instances.length;
     const instHits = new Int32Array(nInst);
     const n = state.rCode.length;
@@ -461,14 +463,20 @@
     document.body.dataset.filters = String(Number(document.body.dataset.filters || 0) + 1);
   }
 
+  function facetSize(f) {
+    let most = 0;
+    for (const [value] of f.options) most = Math.max(most, value);
+    return most + 1;
+  }
+
   function showCounts(f, counts) {
     if (f.kind === "select") {
       for (const o of f.input.options) {
         if (o.value === "") continue;
-        o.textContent = o.dataset.name + " (" + (counts.get(Number(o.value)) || 0) + ")";
+        o.textContent = o.dataset.name + " (" + (counts[Number(o.value)] || 0) + ")";
       }
     } else {
-      f.countNode.textContent = " (" + (counts.get(1) || 0) + ")";
+      f.countNode.textContent = " (" + counts[1] + ")";
     }
   }
 
