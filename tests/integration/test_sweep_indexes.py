@@ -100,7 +100,7 @@ def test_the_encoder_reports_each_batch() -> None:
 
     from biorab.retrieval.encoders import ENCODE_PROGRESS, HFEncoder
 
-    stub = SimpleNamespace(batch_size=2, dim=3,
+    stub = SimpleNamespace(batch_size=2, dim=3, device="cpu",
                            _encode_batch=lambda texts: np.zeros((len(texts), 3), dtype=np.float32))
     seen: list[tuple[int, int]] = []
     token = ENCODE_PROGRESS.set(lambda n, total: seen.append((n, total)))
